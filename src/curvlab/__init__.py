@@ -1,0 +1,19 @@
+"""curvlab: the Fisher-Rao geometry of gated and ungated attention.
+
+The library under the book *Gating Enables Curvature*. Modules, one concern each:
+
+- :mod:`curvlab.symbolic`    SymPy: Fisher information, pullback metrics, curvature tensors,
+  symbolic attention maps.
+- :mod:`curvlab.curvature`   PyTorch (``torch.func``): the same curvatures for any
+  differentiable map, batched over points.
+- :mod:`curvlab.attention`   ungated and gated attention layers and small models.
+- :mod:`curvlab.tasks`       seeded synthetic classification tasks.
+- :mod:`curvlab.training`    fitting and evaluation.
+- :mod:`curvlab.experiments` the book's experiments, as functions returning tidy records.
+- :mod:`curvlab.plotting`, :mod:`curvlab.widgets`  figures and interactive explorers.
+- :mod:`curvlab.classroom`   student editions of chapters and autograding.
+
+Submodules are imported on demand so that ``import curvlab`` stays cheap.
+"""
+
+__version__ = "0.1.0"
