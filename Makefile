@@ -47,7 +47,70 @@ bench: $(STAMP)
 	$(BIN)/python -m curvlab.benchmark
 
 # --- site: offline assets and browser tests (begin) ---
+#   make vendor        npm ci the pinned browser assets (book/_vendor/package-lock.json) and copy
+#                      what the site serves into book/_static/vendor/ (generated, gitignored):
+#                      MathJax 3, RequireJS, the Jupyter widgets HTML manager. No CDN at view time.
+#   make notebooks     write the paired .ipynb next to each chapter .md (launch buttons open it)
+#   make test-browser  build the book, then check every page in headless Chromium
+#                      (Debian chromium; screenshots in artifacts/screenshots/)
+VENDOR_NPM := book/_vendor
+VENDOR_OUT := book/_static/vendor
+VENDOR_STAMP := $(VENDOR_OUT)/VERSIONS.txt
+CHAPTER_NOTEBOOKS := $(patsubst %.md,%.ipynb,$(shell grep -rl --include='*.md' --exclude-dir='_*' '^kernelspec:' book 2>/dev/null))
+
+.PHONY: vendor notebooks test-browser
+
+vendor: $(VENDOR_STAMP)
+
+$(VENDOR_STAMP): $(VENDOR_NPM)/package.json $(VENDOR_NPM)/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed to vendor the site's JavaScript (apt-get install npm)"; exit 1; }
+	cd $(VENDOR_NPM) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	rm -rf $(VENDOR_OUT) && mkdir -p $(VENDOR_OUT)/mathjax/output $(VENDOR_OUT)/html-manager
+	cd $(VENDOR_NPM)/node_modules/mathjax && cp -R LICENSE es5/tex-mml-chtml.js es5/input es5/ui es5/a11y es5/sre es5/adaptors $(CURDIR)/$(VENDOR_OUT)/mathjax/ && cp -R es5/output/chtml $(CURDIR)/$(VENDOR_OUT)/mathjax/output/
+	cp $(VENDOR_NPM)/node_modules/requirejs/require.js $(VENDOR_OUT)/require.js
+	cd $(VENDOR_NPM)/node_modules/@jupyter-widgets/html-manager/dist && cp embed-amd.js *.woff2 *.woff *.ttf *.eot *.svg $(CURDIR)/$(VENDOR_OUT)/html-manager/
+	cd $(VENDOR_NPM) && node -e 'for (const p of ["mathjax", "requirejs", "@jupyter-widgets/html-manager"]) console.log(p + " " + require(p + "/package.json").version)' > $(CURDIR)/$@
+
+notebooks: $(CHAPTER_NOTEBOOKS)
+
+book/%.ipynb: book/%.md $(STAMP) $(VENDOR_NPM)/pair_notebooks.py
+	$(BIN)/python $(VENDOR_NPM)/pair_notebooks.py $<
+
+# The book is built after the assets are vendored and the paired notebooks are written.
+_build/html/index.html: $(VENDOR_STAMP) $(CHAPTER_NOTEBOOKS)
+
+test-browser: book
+	$(BIN)/python -m pytest tests/test_site.py -m browser
 # --- site (end) ---
 
 # --- classroom: student editions and grading (begin) ---
+#   make editions    for every chapter in _toc.yml with exercises, write into editions/ the
+#                    student notebook (<chapter>.ipynb: no solutions, no hidden checks, no
+#                    outputs), instructor/<chapter>.ipynb and autograder/<chapter>.json
+#   make grade-demo  grade sample returned notebooks of the test chapter (right, wrong, crashing,
+#                    looping, tampered, ...): scores and feedback in artifacts/classroom/
+#   make test-classroom  the classroom tests only (fixture chapter and two real chapters)
+#   Grading your own class: see book/instructors.md, or `python -m curvlab.classroom grade -h`.
+CLASSROOM_DEMO := tests/fixtures/classroom/sphere-demo.md
+CLASSROOM_OUT := artifacts/classroom
+
+.PHONY: editions grade-demo test-classroom
+
+editions: $(STAMP)
+	$(BIN)/python -m curvlab.classroom student --all --out editions
+
+grade-demo: $(STAMP)
+	rm -rf $(CLASSROOM_OUT)
+	$(BIN)/python -m curvlab.classroom student $(CLASSROOM_DEMO) --out $(CLASSROOM_OUT)/editions
+	$(BIN)/python tests/fixtures/classroom/sample_submissions.py \
+	  $(CLASSROOM_OUT)/editions/sphere-demo.ipynb $(CLASSROOM_OUT)/submissions
+	cp $(CLASSROOM_OUT)/editions/instructor/sphere-demo.ipynb $(CLASSROOM_OUT)/submissions/instructor.ipynb
+	$(BIN)/python -m curvlab.classroom grade --chapter $(CLASSROOM_DEMO) \
+	  --submissions $(CLASSROOM_OUT)/submissions --out $(CLASSROOM_OUT)/scores.csv \
+	  --timeout 120 --cell-timeout 10
+	@echo "scores: $(CLASSROOM_OUT)/scores.csv, per check: $(CLASSROOM_OUT)/scores-checks.csv, feedback: $(CLASSROOM_OUT)/feedback/"
+
+test-classroom: $(STAMP)
+	$(BIN)/python -m pytest --doctest-modules src/curvlab/classroom tests/test_classroom.py \
+	  tests/test_classroom_grading.py tests/test_classroom_chapters.py
 # --- classroom (end) ---

@@ -1,0 +1,266 @@
+"""Editions of a chapter: the student notebook, the instructor notebook, the autograder bundle.
+
+- student edition (``<slug>.ipynb``): every solution removed (gated spans, plain ``{solution}``
+  blocks), each answer cell replaced by a marked placeholder that raises
+  ``NotImplementedError`` (or by its scaffold with only the ``# BEGIN SOLUTION`` part
+  replaced), hidden checks removed (a note says how many points they carry), public checks
+  kept verbatim so the student can run them; no outputs.
+- instructor edition (``instructor/<slug>.ipynb``): the whole chapter, solutions and hidden
+  checks included, with the same cell metadata; graded as a submission it must score full marks.
+- autograder bundle (``autograder/<slug>.json``): every check (public and hidden) with its
+  source, points and visibility; :mod:`curvlab.classroom.grading` grades from it.
+
+Cells that take part in grading carry ``metadata["curvlab"]``: ``{"role": "answer",
+"exercise": label}``, ``{"role": "check", "exercise": label, "check": n}`` or
+``{"role": "hidden-checks", "exercise": label}``; the notebook carries
+``metadata["curvlab"] = {"chapter": slug, "edition": ..., "source_sha256": ...}``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+
+import nbformat
+
+from . import markup
+from .chapter import CellRole, Chapter, defined_names, named_in_statement
+
+BUNDLE_FORMAT = "curvlab-classroom-autograder/1"
+
+
+def _points_text(points: int | float) -> str:
+    return f"{points} point" if points == 1 else f"{points} points"
+
+
+def _new_cell(cell_type: str, source: str, metadata: dict | None = None) -> nbformat.NotebookNode:
+    if cell_type == "code":
+        cell = nbformat.v4.new_code_cell(source)
+    else:
+        cell = nbformat.v4.new_markdown_cell(source)
+    cell.metadata.update(copy.deepcopy(metadata or {}))
+    return cell
+
+
+def _exercise_markdown(chapter: Chapter, segment: markup.Segment) -> str:
+    """A student-edition rendering of an ``{exercise}`` block: plain Markdown, no directive."""
+    label = segment.option("label") or ""
+    exercise = chapter.exercise(label)
+    if exercise.graded:
+        hidden = exercise.points - exercise.public_points
+        worth = (
+            f"{_points_text(exercise.points)}: {_points_text(exercise.public_points)} in the "
+            f"checks below that you can run, {_points_text(hidden)} in hidden checks run at grading"
+        )
+    else:
+        worth = "not graded"
+    return f"#### Exercise: {exercise.title}\n\n*`{label}` · {worth}.*\n\n{exercise.statement}\n"
+
+
+def _markdown_without_solutions(chapter: Chapter, role: CellRole) -> str:
+    kept = []
+    for segment, inside in zip(role.segments, role.in_solution, strict=True):
+        if inside or segment.kind in ("solution", "solution-start", "solution-end"):
+            continue
+        kept.append(
+            _exercise_markdown(chapter, segment) if segment.kind == "exercise" else segment.text
+        )
+    return "\n".join(kept).strip("\n")
+
+
+def _cell_ids(notebook: nbformat.NotebookNode) -> None:
+    """Deterministic cell ids from position and source: editions written twice are identical."""
+    for index, cell in enumerate(notebook.cells):
+        cell["id"] = hashlib.sha1(f"{index}\n{cell.source}".encode()).hexdigest()[:8]
+
+
+def _notebook(chapter: Chapter, cells: list, edition: str) -> nbformat.NotebookNode:
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = copy.deepcopy(
+        chapter.notebook.metadata.get(
+            "kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"}
+        )
+    )
+    notebook.metadata["language_info"] = {"name": "python"}
+    notebook.metadata["curvlab"] = {
+        "chapter": chapter.slug,
+        "edition": edition,
+        "source_sha256": chapter.source_sha256,
+    }
+    notebook.cells = cells
+    _cell_ids(notebook)
+    return notebook
+
+
+def _check_metadata(cell: nbformat.NotebookNode, exercise: str, number: int) -> dict:
+    metadata = copy.deepcopy(dict(cell.metadata))
+    metadata["curvlab"] = {"role": "check", "exercise": exercise, "check": number}
+    return metadata
+
+
+def _check_numbers(chapter: Chapter) -> dict[int, int]:
+    """Cell index -> check number within its exercise."""
+    return {check.cell: check.number for check in chapter.checks}
+
+
+STUDENT_PREAMBLE = """\
+*Student edition of this chapter.* Write each answer in the cell that starts with
+`# ANSWER <exercise label>` (replace the line that raises `NotImplementedError`). The cells that
+start with `# check <label> (<n> points): ...` check your answer: run them, and a failure tells
+you which check failed. Do not edit or delete them: grading runs its own copy of every check,
+plus hidden checks, and reports check cells that were edited or deleted."""
+
+
+def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
+    """The student edition of ``chapter``: no solution, no hidden check, no output."""
+    numbers = _check_numbers(chapter)
+    cells = [_new_cell("markdown", STUDENT_PREAMBLE)]
+    marked_hidden: set[str] = set()
+    for index, (cell, role) in enumerate(zip(chapter.notebook.cells, chapter.roles, strict=True)):
+        if cell.cell_type == "markdown":
+            text = _markdown_without_solutions(chapter, role) if role.segments else cell.source
+            if text.strip():
+                cells.append(_new_cell("markdown", text, cell.metadata))
+        elif role.role == "solution":
+            exercise = chapter.exercise(role.exercise)
+            names = named_in_statement(exercise.statement, defined_names(cell.source))
+            source = markup.placeholder_source(exercise.label, cell.source, names)
+            metadata = {"curvlab": {"role": "answer", "exercise": exercise.label}}
+            cells.append(_new_cell("code", source, metadata))
+        elif role.role == "solution-extra":
+            continue
+        elif role.role == "check":
+            check = chapter.exercise(role.exercise).checks[numbers[index] - 1]
+            if check.hidden:
+                if check.exercise not in marked_hidden:
+                    marked_hidden.add(check.exercise)
+                    exercise = chapter.exercise(check.exercise)
+                    hidden_points = exercise.points - exercise.public_points
+                    note = (
+                        f"*Hidden checks of `{check.exercise}` "
+                        f"({_points_text(hidden_points)}) run here when the notebook is graded.*"
+                    )
+                    metadata = {"curvlab": {"role": "hidden-checks", "exercise": check.exercise}}
+                    cells.append(_new_cell("markdown", note, metadata))
+                continue
+            cells.append(
+                _new_cell("code", cell.source, _check_metadata(cell, check.exercise, check.number))
+            )
+        elif cell.cell_type == "code":
+            cells.append(_new_cell("code", cell.source, cell.metadata))
+    return _notebook(chapter, cells, "student")
+
+
+def instructor_notebook(chapter: Chapter) -> nbformat.NotebookNode:
+    """The instructor edition: the whole chapter with the grading metadata of the student one."""
+    numbers = _check_numbers(chapter)
+    cells = []
+    for index, (cell, role) in enumerate(zip(chapter.notebook.cells, chapter.roles, strict=True)):
+        metadata = copy.deepcopy(dict(cell.metadata))
+        if role.role == "solution":
+            metadata["curvlab"] = {"role": "answer", "exercise": role.exercise}
+        elif role.role == "check":
+            metadata = _check_metadata(cell, role.exercise, numbers[index])
+        cells.append(_new_cell(cell.cell_type, cell.source, metadata))
+    return _notebook(chapter, cells, "instructor")
+
+
+def autograder_bundle(chapter: Chapter) -> dict:
+    """Everything grading needs, as plain JSON data: every check and the points per question."""
+    return {
+        "format": BUNDLE_FORMAT,
+        "chapter": chapter.slug,
+        "title": chapter.title,
+        "source": chapter.path.as_posix(),
+        "source_sha256": chapter.source_sha256,
+        "points": chapter.points,
+        "exercises": [
+            {
+                "label": exercise.label,
+                "title": exercise.title,
+                "points": exercise.points,
+                "checks": [
+                    {
+                        "number": check.number,
+                        "points": check.points,
+                        "what": check.what,
+                        "hidden": check.hidden,
+                        "source": check.source,
+                    }
+                    for check in exercise.checks
+                ],
+            }
+            for exercise in chapter.graded_exercises
+        ],
+    }
+
+
+def bundle_from_chapter_or_file(path: str | Path) -> dict:
+    """The autograder bundle for ``path``: a chapter ``.md`` (read and validated) or a ``.json``."""
+    from .chapter import read_chapter
+
+    path = Path(path)
+    if path.suffix == ".json":
+        bundle = json.loads(path.read_text(encoding="utf-8"))
+        if bundle.get("format") != BUNDLE_FORMAT:
+            raise ValueError(
+                f"chapter: {path} is not an autograder bundle (format {BUNDLE_FORMAT!r} expected)"
+            )
+        return bundle
+    return autograder_bundle(read_chapter(path))
+
+
+def write_notebook(notebook: nbformat.NotebookNode, path: Path) -> Path:
+    """Write ``notebook`` to ``path`` (creating folders), validated against the nbformat schema."""
+    nbformat.validate(notebook)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = nbformat.writes(notebook)
+    path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    return path
+
+
+def write_editions(chapter: Chapter, out: str | Path) -> dict[str, Path]:
+    """Write the three editions of ``chapter`` under ``out``; returns their paths by edition."""
+    out = Path(out)
+    bundle_path = out / "autograder" / f"{chapter.slug}.json"
+    bundle_path.parent.mkdir(parents=True, exist_ok=True)
+    bundle_path.write_text(
+        json.dumps(autograder_bundle(chapter), indent=1, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
+    return {
+        "student": write_notebook(student_notebook(chapter), out / f"{chapter.slug}.ipynb"),
+        "instructor": write_notebook(
+            instructor_notebook(chapter), out / "instructor" / f"{chapter.slug}.ipynb"
+        ),
+        "autograder": bundle_path,
+    }
+
+
+def leaked_solution_lines(chapter: Chapter, notebook: nbformat.NotebookNode) -> list[str]:
+    """Lines of ``chapter``'s answers (solution cells, scaffolds excepted) found in ``notebook``.
+
+    A line counts only if the chapter has it nowhere outside its answers (a line such as ``)``
+    or ``import math`` may occur in the chapter's own code too). The student edition of a
+    chapter must give ``[]``; an instructor edition gives every distinctive answer line.
+    """
+    answer: list[str] = []
+    given: set[str] = set()
+    hidden = {check.cell for check in chapter.checks if check.hidden}
+    for index, (cell, role) in enumerate(zip(chapter.notebook.cells, chapter.roles, strict=True)):
+        if role.role == "solution-extra" or index in hidden:
+            continue
+        if role.role != "solution":
+            given.update(line.strip() for line in cell.source.split("\n"))
+            continue
+        for is_answer, part in markup.scaffold_parts(cell.source):
+            target = answer if is_answer else None
+            for line in part:
+                if target is None:
+                    given.add(line.strip())
+                elif line.strip():
+                    answer.append(line.strip())
+    present = {line.strip() for cell in notebook.cells for line in cell.source.split("\n")}
+    return [line for line in dict.fromkeys(answer) if line in present and line not in given]

@@ -1,0 +1,314 @@
+"""Scale-free summaries of curvature, for comparing layers, depths and models.
+
+K has units of 1/length², so a layer that merely shrinks its input looks "more curved".  The
+summaries here are unchanged when the image is rescaled (MATH-NOTES §4.3):
+
+Surfaces (k = 2), over a fixed input patch P = [a₀, b₀] × [a₁, b₁], with dA = √det g du::
+
+    area                       A = ∫_P √det g du                     (scales like c²)
+    total_curvature            ∫_P K dA                              (Gauss–Bonnet: 2πχ if closed)
+    total_absolute_curvature   ∫_P |K| dA   (area of the Gauss image, with multiplicity)
+    mean_curvature             K̄ = ∫_P K du / ∫_P du   (plain average over the input patch)
+    dimensionless_curvature    K̄ · A                                 (scale-free)
+    positive_fraction          ∫_{K·A > tol} dA / A   (share of the image area where K > 0)
+
+Curves (Poole et al. 2016), for h(θ) = f(x(θ)) with velocity v and acceleration a::
+
+    κ = ‖a − (a·v̂) v̂‖ / ‖v‖²     L_E = ∫ ‖v‖ dθ     L_G = ∫ κ ‖v‖ dθ
+    (L_G is the length of the unit-tangent curve: 2π for a circle of any radius)
+
+Quadrature (:func:`quadrature_grid`): tensor-product Gauss–Legendre nodes and weights (exact
+for polynomials of degree 2n − 1 per axis, spectrally accurate for smooth integrands such as
+√det g), or the midpoint rule (second order, the better choice for |K| across K = 0 and for
+periodic directions).  Closed curves use the periodic trapezoid rule.  Pure functions: either
+a map ``f`` (one point (k,) -> (d,), as in :mod:`curvlab.curvature`) or precomputed grids.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch.func import jacfwd, vmap
+
+from curvlab.curvature import _cholesky_factor, _indices, gaussian_curvature, metric
+
+__all__ = [
+    "CurveMeasures",
+    "SurfaceMeasures",
+    "area",
+    "curve_curvature",
+    "curve_measures",
+    "curve_measures_from_samples",
+    "quadrature_grid",
+    "surface_measures",
+    "surface_measures_from_grid",
+]
+
+QUADRATURE_RULES = ("gauss-legendre", "midpoint")
+
+
+@dataclass(frozen=True)
+class SurfaceMeasures:
+    """Scale-free curvature summaries of a surface over a fixed input patch (floats)."""
+
+    area: float
+    total_curvature: float
+    total_absolute_curvature: float
+    mean_curvature: float
+    dimensionless_curvature: float
+    positive_fraction: float
+
+
+@dataclass(frozen=True)
+class CurveMeasures:
+    """Poole-style summaries of a curve's image: lengths and curvature (floats)."""
+
+    euclidean_length: float
+    grassmannian_length: float
+    mean_curvature: float  # L_G / L_E, the arclength average of κ
+    max_curvature: float
+
+
+def _as_patch(patch) -> list[tuple[float, float]]:
+    try:
+        bounds = [(float(low), float(high)) for low, high in patch]
+    except (TypeError, ValueError) as error:
+        raise TypeError(
+            f"patch: expected a sequence of (low, high) pairs, one per coordinate, got {patch!r}"
+        ) from error
+    if not bounds or any(not (math.isfinite(a) and math.isfinite(b) and a < b) for a, b in bounds):
+        raise ValueError(f"patch: every (low, high) must be finite with low < high, got {bounds}")
+    return bounds
+
+
+def _one_axis(low: float, high: float, n: int, rule: str) -> tuple[np.ndarray, np.ndarray]:
+    if rule == "gauss-legendre":
+        nodes, weights = np.polynomial.legendre.leggauss(n)
+        half = (high - low) / 2
+        return low + half * (nodes + 1), half * weights
+    width = (high - low) / n
+    return low + width * (np.arange(n) + 0.5), np.full(n, width)
+
+
+def quadrature_grid(patch, points_per_axis=32, rule="gauss-legendre", *, dtype=torch.float64):
+    """Nodes (n, ..., n, k) and weights (n, ..., n) of a tensor-product rule on a box patch.
+
+    ``patch`` is one (low, high) pair per coordinate (k pairs); ``rule`` is "gauss-legendre"
+    or "midpoint".  ``(weights * g(nodes)).sum()`` approximates ∫_patch g du.
+
+    >>> nodes, weights = quadrature_grid([(0.0, 1.0), (0.0, 2.0)], 3)
+    >>> tuple(nodes.shape), round(float(weights.sum()), 12)
+    ((3, 3, 2), 2.0)
+    """
+    bounds = _as_patch(patch)
+    if not isinstance(points_per_axis, int | np.integer) or points_per_axis < 1:
+        raise ValueError(f"points_per_axis: expected a positive integer, got {points_per_axis!r}")
+    if rule not in QUADRATURE_RULES:
+        raise ValueError(f"rule: expected one of {QUADRATURE_RULES}, got {rule!r}")
+    axes = [_one_axis(low, high, int(points_per_axis), rule) for low, high in bounds]
+    nodes = np.stack(np.meshgrid(*[a[0] for a in axes], indexing="ij"), axis=-1)
+    weights = np.ones(())
+    for _, w in axes:
+        weights = np.multiply.outer(weights, w)
+    return torch.as_tensor(nodes, dtype=dtype), torch.as_tensor(weights, dtype=dtype)
+
+
+def area(f, patch, points_per_axis=32, cov=None, *, rule="gauss-legendre") -> float:
+    """The k-dimensional area A = ∫_patch √det g du of f's image (g = Jᵀ Σ⁻¹ J).
+
+    >>> import math, torch
+    >>> sphere = lambda x: torch.stack([torch.sin(x[0]) * torch.cos(x[1]),
+    ...                                 torch.sin(x[0]) * torch.sin(x[1]), torch.cos(x[0])])
+    >>> math.isclose(area(sphere, [(0, math.pi), (0, 2 * math.pi)]), 4 * math.pi, rel_tol=1e-12)
+    True
+    """
+    nodes, weights = quadrature_grid(patch, points_per_axis, rule)
+    volume_element = torch.sqrt(torch.linalg.det(metric(f, nodes, cov)))
+    return float((weights * volume_element).sum())
+
+
+def surface_measures_from_grid(K, volume_element, weights, *, positive_tolerance=1e-9):
+    """:class:`SurfaceMeasures` from K, √det g and quadrature weights on the same grid.
+
+    The three arguments are tensors (or arrays) of one common shape.  A point counts as
+    positively curved when the dimensionless K·A exceeds ``positive_tolerance``, so that
+    round-off on a flat surface (|K| ~ 1e-16) does not count as curvature.
+
+    >>> import torch
+    >>> ones = torch.ones(4, 4, dtype=torch.float64)
+    >>> surface_measures_from_grid(ones, ones, ones / 16).total_absolute_curvature
+    1.0
+    """
+    K, volume_element, weights = (
+        torch.as_tensor(t, dtype=torch.float64).detach().cpu() for t in (K, volume_element, weights)
+    )
+    if not K.shape == volume_element.shape == weights.shape:
+        raise ValueError(
+            "K, volume_element, weights: expected one common shape, got "
+            f"{tuple(K.shape)}, {tuple(volume_element.shape)}, {tuple(weights.shape)}"
+        )
+    for name, tensor in (("K", K), ("volume_element", volume_element), ("weights", weights)):
+        if not torch.isfinite(tensor).all():
+            raise ValueError(f"{name}: must be finite (found NaN or inf)")
+    if (volume_element < 0).any() or (weights < 0).any() or weights.sum() <= 0:
+        raise ValueError("volume_element, weights: must be nonnegative, with positive total weight")
+    dA = weights * volume_element
+    total_area = float(dA.sum())
+    if total_area <= 0:
+        raise ValueError("volume_element: the image has zero area over the patch")
+    mean_K = float((weights * K).sum() / weights.sum())
+    positive = K * total_area > positive_tolerance
+    return SurfaceMeasures(
+        area=total_area,
+        total_curvature=float((K * dA).sum()),
+        total_absolute_curvature=float((K.abs() * dA).sum()),
+        mean_curvature=mean_K,
+        dimensionless_curvature=mean_K * total_area,
+        positive_fraction=float(dA[positive].sum() / total_area),
+    )
+
+
+def surface_measures(
+    f, patch, points_per_axis=32, cov=None, *, rule="gauss-legendre", positive_tolerance=1e-9
+) -> SurfaceMeasures:
+    """Scale-free curvature summaries of a surface f over a fixed 2-D input ``patch``.
+
+    K by :func:`curvlab.curvature.gaussian_curvature` (so f must be an immersion at every
+    node), √det g by :func:`curvlab.curvature.metric`, integrals by :func:`quadrature_grid`.
+
+    >>> import math, torch
+    >>> sphere = lambda x: 3 * torch.stack([torch.sin(x[0]) * torch.cos(x[1]),
+    ...                                     torch.sin(x[0]) * torch.sin(x[1]), torch.cos(x[0])])
+    >>> m = surface_measures(sphere, [(0, math.pi), (0, 2 * math.pi)])
+    >>> math.isclose(m.total_curvature, 4 * math.pi, rel_tol=1e-10), m.positive_fraction
+    (True, 1.0)
+    """
+    bounds = _as_patch(patch)
+    if len(bounds) != 2:
+        raise ValueError(f"patch: surface measures need a 2-D patch, got {len(bounds)} pairs")
+    nodes, weights = quadrature_grid(bounds, points_per_axis, rule)
+    K = gaussian_curvature(f, nodes, cov)
+    volume_element = torch.sqrt(torch.linalg.det(metric(f, nodes, cov)))
+    return surface_measures_from_grid(
+        K, volume_element, weights, positive_tolerance=positive_tolerance
+    )
+
+
+def curve_curvature(f, curve: Callable, theta, cov=None, *, dtype=torch.float64):
+    """Curvature κ and speed ‖v‖ of θ ↦ f(curve(θ)) at each θ, two tensors of θ's shape.
+
+    ``curve`` maps a 0-dim tensor θ to an input point (k,); v and a are its first and second
+    θ-derivatives after f (forward-mode autodiff), whitened by Σ = ``cov``.
+    κ = ‖a − (a·v̂) v̂‖ / ‖v‖².  Raises ValueError (listing them) at θ where v = 0.
+
+    >>> import torch
+    >>> circle = lambda t: 2 * torch.stack([torch.cos(t), torch.sin(t)])
+    >>> kappa, speed = curve_curvature(lambda x: x, circle, torch.linspace(0, 1, 3))
+    >>> kappa.tolist(), speed.tolist()
+    ([0.5, 0.5, 0.5], [2.0, 2.0, 2.0])
+    """
+    if not callable(f) or not callable(curve):
+        raise TypeError("f, curve: expected callables (curve: θ -> (k,), f: (k,) -> (d,))")
+    theta = torch.as_tensor(theta, dtype=dtype)
+    if not torch.isfinite(theta).all() or theta.numel() == 0:
+        raise ValueError("theta: expected a nonempty tensor of finite parameter values")
+    flat = theta.reshape(-1)
+
+    def image(t):
+        return f(curve(t))
+
+    probe = image(flat[0])
+    if not isinstance(probe, torch.Tensor) or probe.ndim != 1:
+        raise ValueError("f, curve: f(curve(θ)) must be a tensor of shape (d,)")
+    factor = _cholesky_factor(cov, probe.shape[0], probe)
+
+    def velocity_twice(t):
+        v = jacfwd(image)(t)
+        return v, v
+
+    acceleration, velocity = vmap(jacfwd(velocity_twice, has_aux=True))(flat)  # (n, d) each
+    if factor is not None:
+        velocity = torch.linalg.solve_triangular(factor, velocity.T, upper=False).T
+        acceleration = torch.linalg.solve_triangular(factor, acceleration.T, upper=False).T
+    speed = torch.linalg.vector_norm(velocity, dim=-1)
+    stalled = ~(speed > 0) | ~torch.isfinite(acceleration).all(dim=-1)
+    if stalled.any():
+        raise ValueError(
+            f"theta: the curve's image has zero speed or is not finite at "
+            f"{_indices(stalled, theta.shape)}; κ is undefined there"
+        )
+    unit = velocity / speed[:, None]
+    normal = acceleration - (acceleration * unit).sum(-1, keepdim=True) * unit
+    kappa = torch.linalg.vector_norm(normal, dim=-1) / speed**2
+    return kappa.reshape(theta.shape), speed.reshape(theta.shape)
+
+
+def curve_measures_from_samples(kappa, speed, weights) -> CurveMeasures:
+    """:class:`CurveMeasures` from κ, ‖v‖ and quadrature weights in θ (one common shape).
+
+    >>> import torch
+    >>> n = torch.ones(8, dtype=torch.float64)
+    >>> curve_measures_from_samples(n, 2 * n, n / 8).grassmannian_length
+    2.0
+    """
+    kappa, speed, weights = (
+        torch.as_tensor(t, dtype=torch.float64).detach().cpu() for t in (kappa, speed, weights)
+    )
+    if not kappa.shape == speed.shape == weights.shape:
+        raise ValueError(
+            "kappa, speed, weights: expected one common shape, got "
+            f"{tuple(kappa.shape)}, {tuple(speed.shape)}, {tuple(weights.shape)}"
+        )
+    for name, tensor in (("kappa", kappa), ("speed", speed), ("weights", weights)):
+        if not torch.isfinite(tensor).all() or (tensor < 0).any():
+            raise ValueError(f"{name}: must be finite and nonnegative")
+    euclidean = float((weights * speed).sum())
+    if euclidean <= 0:
+        raise ValueError("speed: the curve's image has zero length")
+    grassmannian = float((weights * kappa * speed).sum())
+    return CurveMeasures(
+        euclidean_length=euclidean,
+        grassmannian_length=grassmannian,
+        mean_curvature=grassmannian / euclidean,
+        max_curvature=float(kappa.max()),
+    )
+
+
+def curve_measures(
+    f,
+    curve: Callable,
+    interval: Sequence[float] = (0.0, 2 * math.pi),
+    points=256,
+    *,
+    closed=True,
+    cov=None,
+) -> CurveMeasures:
+    """Poole-style measures (κ, L_E, L_G) of the image of a 1-D input curve under f.
+
+    θ runs over ``interval``; a ``closed`` curve (the default: a loop, such as Poole et al.'s
+    great circle) uses the periodic trapezoid rule on ``points`` equally spaced θ, an open one
+    Gauss–Legendre nodes.  A circle of any radius has L_G = 2π.
+
+    >>> import math, torch
+    >>> circle = lambda t: 5 * torch.stack([torch.cos(t), torch.sin(t), 0 * t])
+    >>> m = curve_measures(lambda x: x, circle)
+    >>> math.isclose(m.grassmannian_length, 2 * math.pi)
+    True
+    >>> math.isclose(m.euclidean_length, 10 * math.pi)
+    True
+    """
+    ((low, high),) = _as_patch([interval])
+    if not isinstance(points, int | np.integer) or points < 2:
+        raise ValueError(f"points: expected an integer >= 2, got {points!r}")
+    if closed:
+        theta = low + (high - low) * torch.arange(points, dtype=torch.float64) / points
+        weights = torch.full((points,), (high - low) / points, dtype=torch.float64)
+    else:
+        nodes, weights = quadrature_grid([(low, high)], int(points))
+        theta, weights = nodes[:, 0], weights
+    kappa, speed = curve_curvature(f, curve, theta, cov)
+    return curve_measures_from_samples(kappa, speed, weights)

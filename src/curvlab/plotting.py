@@ -1,0 +1,256 @@
+"""Figures for the book: one palette, one style, curvature shown the same way everywhere.
+
+- :data:`COLORS`  the book-wide categorical colours (Okabe–Ito, colour-blind safe): ungated
+  attention is always blue, gated attention always vermillion, ablations green, references black.
+- :data:`CURVATURE_CMAP`  the diverging colormap for curvature (ColorBrewer ``RdBu`` reversed,
+  colour-blind safe): K > 0 red, K < 0 blue, K = 0 white.
+- :func:`curvature_norm`  a colour normalisation symmetric about K = 0, so white always means flat.
+- :func:`use_book_style` / :data:`BOOK_STYLE`  the rcParams every figure is drawn with.
+- :func:`plot_curvature_surface`  a 3-D surface coloured by its curvature, with a labelled colorbar.
+- :func:`plot_curvature_map`  the same curvature as a flat map over the chart, K = 0 contour drawn.
+
+Inputs may be NumPy arrays, nested lists or (detached or not) PyTorch tensors; they are converted
+to float64 NumPy arrays. Every function returns the matplotlib objects it made and never calls
+``plt.show()``, so chapters and tests decide what to do with the figure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import matplotlib as mpl
+import matplotlib.colors as mcolors
+import matplotlib.pyplot as plt
+import numpy as np
+
+__all__ = [
+    "BOOK_STYLE",
+    "COLORS",
+    "CURVATURE_CMAP",
+    "curvature_norm",
+    "plot_curvature_map",
+    "plot_curvature_surface",
+    "use_book_style",
+]
+
+COLORS: dict[str, str] = {
+    "ungated": "#0072B2",
+    "gated": "#D55E00",
+    "gated_headwise": "#D55E00",
+    "gated_elementwise": "#CC79A7",
+    "ablation": "#009E73",
+    "reference": "#000000",
+}
+"""Book-wide colours (Okabe–Ito): the same model variant has the same colour in every figure."""
+
+CURVATURE_CMAP: str = "RdBu_r"
+"""Diverging, colour-blind-safe colormap for curvature: red K > 0, white K = 0, blue K < 0."""
+
+BOOK_STYLE: dict[str, object] = {
+    "figure.figsize": (6.4, 4.4),
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+    "savefig.bbox": "tight",
+    "font.size": 11,
+    "axes.titlesize": 12,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 11,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "legend.frameon": False,
+    "image.cmap": CURVATURE_CMAP,
+    "axes.prop_cycle": mpl.cycler(
+        color=[
+            COLORS["ungated"],
+            COLORS["gated"],
+            COLORS["ablation"],
+            COLORS["gated_elementwise"],
+            COLORS["reference"],
+        ]
+    ),
+}
+"""rcParams shared by every figure: light grid, no top/right spines, the book's colour cycle."""
+
+
+def use_book_style(overrides: Mapping[str, object] | None = None) -> dict[str, object]:
+    """Apply :data:`BOOK_STYLE` (plus ``overrides``) to matplotlib's rcParams.
+
+    Returns the dict of settings applied. The default colour cycle starts with the ungated then
+    the gated colour, so a plain ``ax.plot`` of "ungated, gated" already follows :data:`COLORS`.
+
+    >>> applied = use_book_style({"font.size": 10})
+    >>> applied["font.size"], mpl.rcParams["font.size"]
+    (10, 10.0)
+    >>> mpl.rcParams["axes.prop_cycle"].by_key()["color"][0] == COLORS["ungated"]
+    True
+    """
+    settings = dict(BOOK_STYLE)
+    if overrides is not None:
+        if not isinstance(overrides, Mapping):
+            raise TypeError(
+                f"overrides must be a mapping of rcParams names to values, got {type(overrides)}"
+            )
+        settings.update(overrides)
+    mpl.rcParams.update(settings)
+    return settings
+
+
+def _as_float_array(name: str, value: object) -> np.ndarray:
+    """``value`` as a float64 NumPy array (tensors are detached and moved to the CPU)."""
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must be an array of real numbers, got {type(value)}") from error
+    return array
+
+
+def _finite_grid(name: str, value: object, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """``value`` as a finite 2-D float64 array, of ``shape`` when given."""
+    array = _as_float_array(name, value)
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D grid, got an array of shape {array.shape}")
+    if shape is not None and array.shape != shape:
+        raise ValueError(f"{name} must have the grid's shape {shape}, got {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must contain only finite numbers (found NaN or inf)")
+    return array
+
+
+def curvature_norm(values: object, halfrange: float | None = None) -> mcolors.Normalize:
+    """A colour normalisation centred at K = 0 and symmetric: ``[-h, h]`` with ``h = max|K|``.
+
+    Symmetry makes white mean flat and equal saturation mean equal ``|K|`` on both sides. When
+    every value is 0 (a flat surface) ``h`` is 1, so the surface is drawn white, not undefined.
+    Pass ``halfrange`` to fix the scale (e.g. to compare several panels or animation frames).
+
+    >>> norm = curvature_norm([-0.5, 0.0, 2.0])
+    >>> float(norm.vmin), float(norm.vmax), float(norm(0.0))
+    (-2.0, 2.0, 0.5)
+    >>> float(curvature_norm([0.0, 0.0]).vmax)
+    1.0
+    """
+    if halfrange is None:
+        array = _as_float_array("values", values)
+        if array.size == 0:
+            raise ValueError("values must contain at least one curvature value")
+        if not np.all(np.isfinite(array)):
+            raise ValueError("values must contain only finite numbers (found NaN or inf)")
+        peak = float(np.max(np.abs(array)))
+        halfrange = peak if peak > 0.0 else 1.0
+    elif not (isinstance(halfrange, int | float) and math.isfinite(halfrange) and halfrange > 0):
+        raise ValueError(f"halfrange must be a positive finite number, got {halfrange!r}")
+    return mcolors.Normalize(vmin=-float(halfrange), vmax=float(halfrange))
+
+
+def plot_curvature_surface(
+    x: object,
+    y: object,
+    z: object,
+    curvature: object,
+    *,
+    ax: object | None = None,
+    title: str | None = None,
+    colorbar_label: str = "Gaussian curvature $K$",
+    axis_labels: tuple[str, str, str] = ("$y_1$", "$y_2$", "$y_3$"),
+    halfrange: float | None = None,
+    colorbar: bool = True,
+):
+    """Draw the surface ``(x, y, z)`` (2-D grids) coloured by ``curvature`` on the same grid.
+
+    Colours use :data:`CURVATURE_CMAP` with :func:`curvature_norm` (centred at 0, symmetric),
+    and a colorbar labelled ``colorbar_label`` is attached unless ``colorbar=False``.
+    Returns ``(fig, ax, mappable)``; pass ``ax`` (a 3-D axes) to draw into an existing figure.
+
+    >>> u, v = np.meshgrid(np.linspace(-1, 1, 9), np.linspace(-1, 1, 9))
+    >>> fig, ax, mappable = plot_curvature_surface(u, v, u**2 + v**2, 4 / (1 + 4*(u**2 + v**2))**2)
+    >>> ax.name, mappable.norm.vmin == -mappable.norm.vmax
+    ('3d', True)
+    >>> plt.close(fig)
+    """
+    x_grid = _finite_grid("x", x)
+    y_grid = _finite_grid("y", y, x_grid.shape)
+    z_grid = _finite_grid("z", z, x_grid.shape)
+    k_grid = _finite_grid("curvature", curvature, x_grid.shape)
+    norm = curvature_norm(k_grid, halfrange)
+    cmap = mpl.colormaps[CURVATURE_CMAP]
+    if ax is None:
+        fig = plt.figure(figsize=(6.4, 4.8))
+        ax = fig.add_subplot(projection="3d")
+    else:
+        if getattr(ax, "name", None) != "3d":
+            raise ValueError("ax must be a 3-D axes (add_subplot(projection='3d'))")
+        fig = ax.figure
+    ax.plot_surface(
+        x_grid,
+        y_grid,
+        z_grid,
+        facecolors=cmap(norm(k_grid)),
+        rstride=1,
+        cstride=1,
+        linewidth=0.2,
+        edgecolor=(0.3, 0.3, 0.3, 0.25),
+        antialiased=True,
+        shade=False,
+    )
+    ax.set_xlabel(axis_labels[0])
+    ax.set_ylabel(axis_labels[1])
+    ax.set_zlabel(axis_labels[2])
+    if title is not None:
+        ax.set_title(title)
+    mappable = mpl.cm.ScalarMappable(norm=norm, cmap=cmap)
+    mappable.set_array(k_grid)
+    if colorbar:
+        fig.colorbar(mappable, ax=ax, shrink=0.7, pad=0.1, label=colorbar_label)
+    return fig, ax, mappable
+
+
+def plot_curvature_map(
+    u: object,
+    v: object,
+    curvature: object,
+    *,
+    ax: object | None = None,
+    title: str | None = None,
+    colorbar_label: str = "Gaussian curvature $K$",
+    axis_labels: tuple[str, str] = ("$u$", "$v$"),
+    halfrange: float | None = None,
+    zero_contour: bool = True,
+    colorbar: bool = True,
+):
+    """Draw ``curvature`` over the chart grid ``(u, v)`` as a coloured map, K = 0 contour in black.
+
+    Same colormap and centred normalisation as :func:`plot_curvature_surface`, so the sign of K
+    reads the same in both. The zero contour is drawn only where K changes sign on the grid.
+    Returns ``(fig, ax, mappable)``.
+
+    >>> u, v = np.meshgrid(np.linspace(-1, 1, 11), np.linspace(-1, 1, 11))
+    >>> fig, ax, mesh = plot_curvature_map(u, v, u * v)
+    >>> float(mesh.norm.vmax), ax.get_xlabel()
+    (1.0, '$u$')
+    >>> plt.close(fig)
+    """
+    u_grid = _finite_grid("u", u)
+    v_grid = _finite_grid("v", v, u_grid.shape)
+    k_grid = _finite_grid("curvature", curvature, u_grid.shape)
+    norm = curvature_norm(k_grid, halfrange)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(5.6, 4.4))
+    else:
+        fig = ax.figure
+    mesh = ax.pcolormesh(u_grid, v_grid, k_grid, cmap=CURVATURE_CMAP, norm=norm, shading="auto")
+    if zero_contour and k_grid.min() < 0.0 < k_grid.max():
+        ax.contour(u_grid, v_grid, k_grid, levels=[0.0], colors=COLORS["reference"], linewidths=1)
+    ax.set_xlabel(axis_labels[0])
+    ax.set_ylabel(axis_labels[1])
+    ax.set_aspect("equal", adjustable="box")
+    ax.grid(False)
+    if title is not None:
+        ax.set_title(title)
+    if colorbar:
+        fig.colorbar(mesh, ax=ax, label=colorbar_label)
+    return fig, ax, mesh

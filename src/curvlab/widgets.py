@@ -1,0 +1,341 @@
+"""Interactive explorers: move a gate's parameters, watch the attention surface bend.
+
+The surface explored is one attention head read as a map of a 2-D input ``x``::
+
+    y(x) = gamma(x) * sum_i alpha_i(x) U_i,   alpha = softmax(beta * K x),   gamma = sigmoid(w.x + b)
+
+with three fixed keys ``K`` (unit vectors at 90, 210 and 330 degrees), temperature ``beta`` and
+three fixed values ``U_i = (cos t_i, sin t_i, 1)`` on the plane ``y_3 = 1``. Ungated
+(``gamma = 1``) the image lies in that plane: Gaussian curvature ``K = 0`` everywhere, whatever
+the parameters. With the headwise gate the plane is rescaled point by point and bends, unless
+the gate is constant (``w = 0``), which only rescales the plane and leaves it flat. This is the
+book's own illustration of the paper's claim, not a construction taken from the paper.
+
+- :func:`gated_attention_map`       the map ``y`` for given gate parameters (torch, one point).
+- :func:`attention_surface`         the surface on a grid and its Gaussian curvature
+                                    (computed by :func:`curvlab.curvature.gaussian_curvature`).
+- :func:`plot_attention_surface`    the surface coloured by curvature, next to the curvature map.
+- :func:`gate_explorer`             ipywidgets sliders for ``w``, ``b``, ``beta`` and the gate; needs
+                                    a running kernel to update, and shows the initial view without.
+- :func:`gate_animation`            the same sweep as a kernel-free HTML/JavaScript animation with
+                                    a slider (matplotlib ``to_jshtml``), for the static site.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from curvlab.plotting import COLORS, curvature_norm, plot_curvature_map, plot_curvature_surface
+
+__all__ = [
+    "AttentionSurface",
+    "attention_surface",
+    "gate_animation",
+    "gate_explorer",
+    "gated_attention_map",
+    "plot_attention_surface",
+]
+
+_KEY_ANGLES = (math.pi / 2, math.pi / 2 + 2 * math.pi / 3, math.pi / 2 + 4 * math.pi / 3)
+_VALUE_ANGLES = (0.0, 2 * math.pi / 3, 4 * math.pi / 3)
+
+
+def _real_number(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    if not math.isfinite(float(value)):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return float(value)
+
+
+def _gate_weight(value: object) -> tuple[float, float]:
+    try:
+        first, second = value  # type: ignore[misc]
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"gate_weight must be a pair of real numbers, got {value!r}") from error
+    return _real_number("gate_weight[0]", first), _real_number("gate_weight[1]", second)
+
+
+def gated_attention_map(
+    gate_weight: tuple[float, float] = (1.5, 0.0),
+    gate_bias: float = 0.0,
+    *,
+    gated: bool = True,
+    temperature: float = 1.0,
+):
+    """The attention map ``x -> y(x)`` of the module docstring, for one point ``x`` of shape (2,).
+
+    ``y = gamma(x) * sum_i softmax(temperature * K x)_i U_i`` with
+    ``gamma = sigmoid(gate_weight . x + gate_bias)`` when ``gated``, ``gamma = 1`` otherwise.
+    Returns a function of a float64 tensor of shape (2,) giving a tensor of shape (3,).
+
+    >>> f = gated_attention_map(gated=False)
+    >>> y = f(torch.zeros(2, dtype=torch.float64))
+    >>> [round(float(c), 6) for c in y]        # equal weights: the centroid of the values
+    [0.0, 0.0, 1.0]
+    >>> g = gated_attention_map((1.0, 0.0), 0.0)
+    >>> float(g(torch.zeros(2, dtype=torch.float64))[2])   # sigmoid(0) = 1/2
+    0.5
+    """
+    w1, w2 = _gate_weight(gate_weight)
+    bias = _real_number("gate_bias", gate_bias)
+    beta = _real_number("temperature", temperature)
+    if beta <= 0:
+        raise ValueError(f"temperature must be positive, got {temperature!r}")
+    if not isinstance(gated, bool):
+        raise TypeError(f"gated must be True or False, got {type(gated).__name__}")
+    keys = torch.tensor([[math.cos(t), math.sin(t)] for t in _KEY_ANGLES], dtype=torch.float64)
+    values = torch.tensor(
+        [[math.cos(t), math.sin(t), 1.0] for t in _VALUE_ANGLES], dtype=torch.float64
+    )  # (3 values, 3 coordinates)
+    weight = torch.tensor([w1, w2], dtype=torch.float64)
+
+    def attention(x: torch.Tensor) -> torch.Tensor:
+        weights = torch.softmax(beta * (keys @ x), dim=-1)  # (3,)
+        output = weights @ values  # (3,)
+        if gated:
+            output = torch.sigmoid(weight @ x + bias) * output
+        return output
+
+    return attention
+
+
+@dataclass(frozen=True)
+class AttentionSurface:
+    """A sampled surface: chart grid ``u, v`` (n, n), points (n, n, 3), curvature (n, n)."""
+
+    u: np.ndarray
+    v: np.ndarray
+    points: np.ndarray
+    curvature: np.ndarray
+    gated: bool
+
+    @property
+    def max_abs_curvature(self) -> float:
+        """``max |K|`` over the grid."""
+        return float(np.max(np.abs(self.curvature)))
+
+
+def attention_surface(
+    gate_weight: tuple[float, float] = (1.5, 0.0),
+    gate_bias: float = 0.0,
+    *,
+    gated: bool = True,
+    temperature: float = 1.0,
+    extent: float = 2.0,
+    resolution: int = 21,
+) -> AttentionSurface:
+    """Sample :func:`gated_attention_map` on ``[-extent, extent]^2`` and compute its curvature.
+
+    The Gaussian curvature at each grid point is :func:`curvlab.curvature.gaussian_curvature`
+    of the map (Gauss equation, identity covariance). ``resolution`` points per side.
+
+    >>> flat = attention_surface(gated=False, resolution=5)
+    >>> flat.points.shape, flat.curvature.shape, flat.max_abs_curvature < 1e-10
+    ((5, 5, 3), (5, 5), True)
+    >>> attention_surface((2.0, 0.0), resolution=5).max_abs_curvature > 1e-3
+    True
+    """
+    from curvlab.curvature import gaussian_curvature
+
+    half_width = _real_number("extent", extent)
+    if half_width <= 0:
+        raise ValueError(f"extent must be positive, got {extent!r}")
+    if isinstance(resolution, bool) or not isinstance(resolution, int) or resolution < 2:
+        raise ValueError(f"resolution must be an integer >= 2, got {resolution!r}")
+    f = gated_attention_map(gate_weight, gate_bias, gated=gated, temperature=temperature)
+    axis = torch.linspace(-half_width, half_width, resolution, dtype=torch.float64)
+    v_grid, u_grid = torch.meshgrid(axis, axis, indexing="ij")
+    chart = torch.stack([u_grid, v_grid], dim=-1)  # (n, n, 2)
+    points = torch.stack([f(x) for x in chart.reshape(-1, 2)]).reshape(resolution, resolution, 3)
+    curvature = gaussian_curvature(f, chart)  # (n, n)
+    return AttentionSurface(
+        u=u_grid.numpy(),
+        v=v_grid.numpy(),
+        points=points.detach().numpy(),
+        curvature=curvature.detach().numpy(),
+        gated=gated,
+    )
+
+
+def _title(surface: AttentionSurface) -> str:
+    kind = "Gated" if surface.gated else "Ungated"
+    if surface.max_abs_curvature < 1e-9:
+        return f"{kind} attention: the surface is flat (K = 0)"
+    return f"{kind} attention bends the surface (max |K| = {surface.max_abs_curvature:.3g})"
+
+
+def plot_attention_surface(
+    surface: AttentionSurface, *, halfrange: float | None = None, fig: object | None = None
+):
+    """Draw ``surface`` in 3-D coloured by K, next to the map of K over the input plane.
+
+    Both panels share one colour scale centred at 0 (``halfrange`` fixes it, e.g. across
+    animation frames). The title states whether the surface is flat. Returns the figure.
+
+    >>> fig = plot_attention_surface(attention_surface(gated=False, resolution=5))
+    >>> fig.axes[0].name, fig._suptitle.get_text()
+    ('3d', 'Ungated attention: the surface is flat (K = 0)')
+    >>> plt.close(fig)
+    """
+    if not isinstance(surface, AttentionSurface):
+        raise TypeError(f"surface must be an AttentionSurface, got {type(surface).__name__}")
+    if fig is None:
+        fig = plt.figure(figsize=(10.5, 4.4))
+    else:
+        fig.clear()
+    scale = halfrange if halfrange is not None else curvature_norm(surface.curvature).vmax
+    surface_axes = fig.add_subplot(1, 2, 1, projection="3d")
+    map_axes = fig.add_subplot(1, 2, 2)
+    plot_curvature_surface(
+        surface.points[..., 0],
+        surface.points[..., 1],
+        surface.points[..., 2],
+        surface.curvature,
+        ax=surface_axes,
+        halfrange=scale,
+        colorbar=False,
+    )
+    surface_axes.set_title("attention output $y(x)$", fontsize=10)
+    _, _, mesh = plot_curvature_map(
+        surface.u,
+        surface.v,
+        surface.curvature,
+        ax=map_axes,
+        halfrange=scale,
+        axis_labels=("input $x_1$", "input $x_2$"),
+    )
+    map_axes.set_title("Gaussian curvature over the input plane", fontsize=10)
+    colour = COLORS["gated"] if surface.gated else COLORS["ungated"]
+    fig.suptitle(_title(surface), color=colour, fontweight="bold")
+    return fig
+
+
+def gate_explorer(
+    gate_weight: tuple[float, float] = (1.5, 0.0),
+    gate_bias: float = 0.0,
+    *,
+    gated: bool = True,
+    temperature: float = 1.0,
+    resolution: int = 15,
+):
+    """An ipywidgets explorer: sliders for the gate and the temperature, the surface below.
+
+    The figure for the initial values is drawn when the explorer is made, so a page that
+    stores widget state (a static site) shows a meaningful view; moving the sliders redraws it
+    when a kernel is running. Returns an ``ipywidgets.VBox`` (display it as a cell's last line).
+
+    >>> box = gate_explorer(resolution=5)
+    >>> [child.description for child in box.children[0].children]
+    ['gate w1', 'gate w2', 'gate bias b', 'temperature', 'gated']
+    >>> plt.close("all")
+    """
+    import ipywidgets as widgets
+    from IPython.display import display
+
+    w1, w2 = _gate_weight(gate_weight)
+    style = {"description_width": "7em"}
+    layout = widgets.Layout(width="22em")
+    controls = {
+        "w1": widgets.FloatSlider(
+            value=w1, min=-4, max=4, step=0.25, description="gate w1", style=style, layout=layout
+        ),
+        "w2": widgets.FloatSlider(
+            value=w2, min=-4, max=4, step=0.25, description="gate w2", style=style, layout=layout
+        ),
+        "bias": widgets.FloatSlider(
+            value=_real_number("gate_bias", gate_bias),
+            min=-4,
+            max=4,
+            step=0.25,
+            description="gate bias b",
+            style=style,
+            layout=layout,
+        ),
+        "temperature": widgets.FloatSlider(
+            value=_real_number("temperature", temperature),
+            min=0.25,
+            max=3,
+            step=0.25,
+            description="temperature",
+            style=style,
+            layout=layout,
+        ),
+        "gated": widgets.Checkbox(value=gated, description="gated", style=style),
+    }
+    output = widgets.Output()
+
+    def redraw(w1, w2, bias, temperature, gated):
+        surface = attention_surface(
+            (w1, w2), bias, gated=gated, temperature=temperature, resolution=resolution
+        )
+        output.clear_output(wait=True)
+        with output:
+            figure = plot_attention_surface(surface)
+            display(figure)
+            plt.close(figure)
+
+    redraw(w1, w2, controls["bias"].value, controls["temperature"].value, gated)
+    widgets.interactive_output(redraw, controls)
+    note = widgets.HTML(
+        "<small>The sliders redraw the surface in a running notebook. On the static site they "
+        "show the saved view; the animation below the explorer needs no kernel.</small>"
+    )
+    return widgets.VBox([widgets.VBox(list(controls.values())), output, note])
+
+
+def gate_animation(
+    slopes: object = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0),
+    *,
+    direction: tuple[float, float] = (1.0, 0.0),
+    gate_bias: float = 0.0,
+    temperature: float = 1.0,
+    resolution: int = 15,
+    interval_ms: int = 700,
+):
+    """A kernel-free animation: the gate slope ``s`` (``w = s * direction``) sweeps ``slopes``.
+
+    Each frame is :func:`plot_attention_surface` at one slope, all on one colour scale, so the
+    colours compare across frames. At ``s = 0`` the gate is constant and the surface is flat.
+    Returns an ``IPython.display.HTML`` object holding the frames and a JavaScript player with a
+    slider (matplotlib ``Animation.to_jshtml``): it plays in a static page with no kernel and no
+    network.
+
+    >>> html = gate_animation([0.0, 2.0], resolution=5)
+    >>> "<script" in html.data and html.data.count("data:image/png;base64") == 2
+    True
+    """
+    from IPython.display import HTML
+    from matplotlib.animation import FuncAnimation
+
+    slope_values = [_real_number("slopes[i]", s) for s in np.asarray(slopes, dtype=object).ravel()]
+    if len(slope_values) < 2:
+        raise ValueError(f"slopes must hold at least two values, got {len(slope_values)}")
+    d1, d2 = _gate_weight(direction)
+    surfaces = [
+        attention_surface(
+            (s * d1, s * d2),
+            gate_bias,
+            gated=True,
+            temperature=temperature,
+            resolution=resolution,
+        )
+        for s in slope_values
+    ]
+    halfrange = max(max(surface.max_abs_curvature for surface in surfaces), 1e-12)
+    fig = plt.figure(figsize=(10.5, 4.4))
+
+    def draw(frame: int):
+        plot_attention_surface(surfaces[frame], halfrange=halfrange, fig=fig)
+        fig.text(0.01, 0.02, f"gate slope s = {slope_values[frame]:g}", fontsize=11)
+        return []
+
+    animation = FuncAnimation(fig, draw, frames=len(surfaces), interval=interval_ms, blit=False)
+    html = animation.to_jshtml(default_mode="once")
+    plt.close(fig)
+    return HTML(html)

@@ -1,0 +1,155 @@
+"""Scale-free curvature summaries: closed forms, Gauss–Bonnet and invariance under rescaling."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from curvlab.measures import (
+    area,
+    curve_curvature,
+    curve_measures,
+    curve_measures_from_samples,
+    quadrature_grid,
+    surface_measures,
+    surface_measures_from_grid,
+)
+
+FULL_SPHERE = [(0.0, math.pi), (0.0, 2 * math.pi)]
+FULL_TORUS = [(-math.pi, math.pi), (-math.pi, math.pi)]
+
+
+def sphere(radius):
+    def f(x):
+        return radius * torch.stack(
+            [torch.sin(x[0]) * torch.cos(x[1]), torch.sin(x[0]) * torch.sin(x[1]), torch.cos(x[0])]
+        )
+
+    return f
+
+
+def torus(x, big=3.0, small=1.0):
+    ring = big + small * torch.cos(x[1])
+    return torch.stack([ring * torch.cos(x[0]), ring * torch.sin(x[0]), small * torch.sin(x[1])])
+
+
+def saddle(x):
+    return torch.stack([x[0], x[1], x[0] * x[1]])
+
+
+def test_quadrature_integrates_polynomials_exactly():
+    nodes, weights = quadrature_grid([(0.0, 1.0), (-1.0, 2.0)], 4)
+    integrand = nodes[..., 0] ** 5 * nodes[..., 1] ** 3
+    assert math.isclose(float((weights * integrand).sum()), (1 / 6) * (16 - 1) / 4, rel_tol=1e-13)
+    nodes, weights = quadrature_grid([(0.0, 2.0)], 10, "midpoint")
+    assert nodes.shape == (10, 1) and math.isclose(float(weights.sum()), 2.0)
+
+
+def test_area_of_a_spherical_patch():
+    radius, (a, b), (c, d) = 2.0, (0.3, 1.4), (0.0, 2.0)
+    expected = radius**2 * (math.cos(a) - math.cos(b)) * (d - c)
+    assert math.isclose(area(sphere(radius), [(a, b), (c, d)], 16), expected, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("radius", [0.5, 3.0])
+def test_gauss_bonnet_on_the_sphere(radius):
+    m = surface_measures(sphere(radius), FULL_SPHERE)
+    assert math.isclose(m.total_curvature, 4 * math.pi, rel_tol=1e-10)
+    assert math.isclose(m.total_absolute_curvature, 4 * math.pi, rel_tol=1e-10)
+    assert math.isclose(m.area, 4 * math.pi * radius**2, rel_tol=1e-10)
+    assert m.positive_fraction == 1.0
+
+
+def test_torus_total_curvature_zero_absolute_eight_pi_and_positive_fraction():
+    m = surface_measures(torus, FULL_TORUS, 96, rule="midpoint")
+    assert abs(m.total_curvature) < 1e-10
+    assert math.isclose(m.total_absolute_curvature, 8 * math.pi, rel_tol=1e-3)
+    expected_fraction = 0.5 + 1.0 / (math.pi * 3.0)  # (πR + 2r) / (2πR), R = 3, r = 1
+    assert math.isclose(m.positive_fraction, expected_fraction, abs_tol=2e-2)
+
+
+@pytest.mark.parametrize("scale", [0.1, 5.0])
+def test_surface_measures_are_invariant_under_rescaling_the_image(scale):
+    patch = [(-1.0, 1.0), (-0.5, 1.5)]
+    reference = surface_measures(saddle, patch, 16)
+    scaled = surface_measures(lambda x: scale * saddle(x), patch, 16)
+    assert math.isclose(scaled.area, scale**2 * reference.area, rel_tol=1e-12)
+    assert math.isclose(scaled.mean_curvature, reference.mean_curvature / scale**2, rel_tol=1e-10)
+    for name in ("total_curvature", "total_absolute_curvature", "dimensionless_curvature"):
+        assert math.isclose(getattr(scaled, name), getattr(reference, name), rel_tol=1e-10)
+    assert scaled.positive_fraction == reference.positive_fraction == 0.0
+
+
+def test_flat_maps_have_no_curvature_and_no_positive_fraction():
+    m = surface_measures(lambda x: torch.stack([x[0], x[1], x[0] + 2 * x[1]]), [(0, 1), (0, 1)], 8)
+    assert abs(m.total_absolute_curvature) < 1e-12 and m.positive_fraction == 0.0
+    assert math.isclose(m.area, math.sqrt(6.0), rel_tol=1e-12)
+
+
+def test_surface_measures_from_grid_checks_shapes_and_values():
+    ones = torch.ones(3, 3, dtype=torch.float64)
+    with pytest.raises(ValueError, match="common shape"):
+        surface_measures_from_grid(ones, ones[:2], ones)
+    with pytest.raises(ValueError, match="K"):
+        surface_measures_from_grid(ones * float("nan"), ones, ones)
+    with pytest.raises(ValueError, match="patch"):
+        surface_measures(saddle, [(0.0, 1.0)])
+    with pytest.raises(ValueError, match="patch"):
+        surface_measures(saddle, [(1.0, 0.0), (0.0, 1.0)])
+    with pytest.raises(ValueError, match="rule"):
+        quadrature_grid([(0.0, 1.0)], 4, "simpson")
+    with pytest.raises(ValueError, match="points_per_axis"):
+        quadrature_grid([(0.0, 1.0)], 0)
+
+
+@pytest.mark.parametrize("radius", [0.01, 1.0, 30.0])
+def test_great_circle_has_grassmannian_length_two_pi(radius):
+    generator = torch.Generator().manual_seed(0)
+    q, _ = torch.linalg.qr(torch.randn(10, 2, generator=generator, dtype=torch.float64))
+
+    def circle(t):
+        return radius * (q[:, 0] * torch.cos(t) + q[:, 1] * torch.sin(t))
+
+    m = curve_measures(lambda x: x, circle, points=64)
+    assert math.isclose(m.grassmannian_length, 2 * math.pi, rel_tol=1e-12)
+    assert math.isclose(m.euclidean_length, 2 * math.pi * radius, rel_tol=1e-12)
+    assert math.isclose(m.mean_curvature, 1 / radius, rel_tol=1e-12)
+
+
+def test_grassmannian_length_is_invariant_under_scaling_and_zero_on_a_line():
+    def curve(t):
+        return torch.stack([torch.cos(t), 0.5 * torch.sin(t)])
+
+    def bend(x):
+        return torch.stack([x[0], x[1], torch.tanh(x[0] + x[1])])
+
+    reference = curve_measures(bend, curve)
+    scaled = curve_measures(lambda x: 0.01 * bend(x), curve)
+    assert math.isclose(scaled.grassmannian_length, reference.grassmannian_length, rel_tol=1e-12)
+    line = curve_measures(
+        lambda x: x, lambda t: torch.stack([t, 2 * t]), (0.0, 1.0), 8, closed=False
+    )
+    assert line.grassmannian_length < 1e-14 and math.isclose(line.euclidean_length, math.sqrt(5))
+
+
+def test_curve_curvature_of_a_helix_and_covariance():
+    def helix(t):
+        return torch.stack([torch.cos(t), torch.sin(t), 0.5 * t])
+
+    kappa, speed = curve_curvature(lambda x: x, helix, torch.linspace(0, 3, 5))
+    torch.testing.assert_close(kappa, torch.full((5,), 1 / 1.25, dtype=torch.float64))
+    cov = 4.0 * torch.eye(3, dtype=torch.float64)  # whitening halves lengths, doubles κ
+    kappa_cov, speed_cov = curve_curvature(lambda x: x, helix, torch.linspace(0, 3, 5), cov)
+    torch.testing.assert_close(kappa_cov, 2 * kappa)
+    torch.testing.assert_close(speed_cov, speed / 2)
+
+
+def test_curve_errors():
+    with pytest.raises(ValueError, match="theta"):
+        curve_curvature(lambda x: x, lambda t: torch.stack([t**2, t**3]), torch.tensor([0.0, 1.0]))
+    with pytest.raises(ValueError, match="points"):
+        curve_measures(lambda x: x, lambda t: torch.stack([t, t]), points=1)
+    with pytest.raises(ValueError, match="common shape"):
+        curve_measures_from_samples(torch.ones(3), torch.ones(2), torch.ones(3))

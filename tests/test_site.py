@@ -1,0 +1,529 @@
+"""The built site works offline, checked in a real browser (headless Chromium via Playwright).
+
+The site directory is ``_build/html`` (``make book``), or ``$CURVLAB_SITE_DIR``. It is served on
+a localhost port by a thread of this process; every request that leaves localhost is aborted and
+recorded. Each page is visited once (light mode, plus dark mode for the landing page and the
+first page with widgets) and the tests read what the visits recorded: console errors, requests
+that left localhost, typeset equations, loaded images, rendered widgets, a working search.
+Screenshots go to ``artifacts/screenshots/`` (or ``$CURVLAB_SCREENSHOT_DIR``).
+
+Browser: Debian's Chromium at /usr/bin/chromium (``$CURVLAB_CHROMIUM``), driven by the PyPI
+``playwright`` package; Playwright never downloads a browser here. Without Chromium the tests
+fail and say how to install it.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import importlib.util
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+SITE_DIR = Path(os.environ.get("CURVLAB_SITE_DIR", REPOSITORY / "_build" / "html")).resolve()
+SCREENSHOT_DIR = Path(
+    os.environ.get("CURVLAB_SCREENSHOT_DIR", REPOSITORY / "artifacts" / "screenshots")
+).resolve()
+CHROMIUM = Path(os.environ.get("CURVLAB_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+LOCAL_SCHEMES = {"data", "blob", "about"}
+NOT_PAGES = {"_static", "_sources", "_images", "jupyter_execute", "reports"}
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WAIT_MS = 20_000
+SCREENSHOT_MAX_HEIGHT = 8_000
+
+# ---------------------------------------------------------------------------------------------
+# The built site: pages, serving, visiting
+
+
+def _require_site() -> Path:
+    if not (SITE_DIR / "index.html").is_file():
+        pytest.fail(
+            f"no built site at {SITE_DIR}: run `make book` first "
+            "(or point CURVLAB_SITE_DIR at a built _build/html)"
+        )
+    return SITE_DIR
+
+
+def _site_pages(site: Path) -> list[str]:
+    """Every HTML page of the site, as paths relative to its root (assets excluded)."""
+    pages = []
+    for path in sorted(site.rglob("*.html")):
+        relative = path.relative_to(site)
+        if relative.parts[0] not in NOT_PAGES:
+            pages.append(relative.as_posix())
+    return pages
+
+
+def _is_local(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in LOCAL_SCHEMES or (
+        parts.scheme in {"http", "https", "ws", "wss"} and parts.hostname in LOCAL_HOSTS
+    )
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's signature
+        pass
+
+
+@dataclass
+class PageVisit:
+    """What one visit of one page recorded."""
+
+    page: str
+    theme: str = ""
+    console_errors: list[str] = field(default_factory=list)
+    blocked_requests: list[str] = field(default_factory=list)
+    failed_responses: list[str] = field(default_factory=list)
+    math_elements: int = 0
+    math_untypeset: int = 0
+    math_errors: int = 0
+    raw_dollars: bool = False
+    images: int = 0
+    broken_images: list[str] = field(default_factory=list)
+    widget_views: int = 0
+    widgets_rendered: int = 0
+    widget_errors: int = 0
+    screenshot: Path | None = None
+
+
+_WAIT_FOR_MATHJAX = """async () => {
+  if (!window.MathJax || !MathJax.startup || !MathJax.startup.promise) return false;
+  await MathJax.startup.promise;
+  return true;
+}"""
+
+_WAIT_FOR_IMAGES = """async () => {
+  const pending = Array.from(document.images).filter(img => !img.complete);
+  await Promise.all(pending.map(img => new Promise(done => {
+    img.addEventListener('load', done); img.addEventListener('error', done);
+  })));
+  return Array.from(document.images).map(img => ({
+    src: (img.currentSrc || img.src || '').slice(0, 120),
+    width: img.naturalWidth,
+    complete: img.complete,
+  }));
+}"""
+
+_MATH_STATE = """() => {
+  const math = Array.from(document.querySelectorAll('.math'));
+  const body = document.body.cloneNode(true);
+  body.querySelectorAll('pre, code, script, style, textarea, .highlight, mjx-container')
+      .forEach(node => node.remove());
+  return {
+    elements: math.length,
+    untypeset: math.filter(node => !node.querySelector('mjx-container')).length,
+    errors: document.querySelectorAll('mjx-merror').length,
+    rawDollars: body.textContent.includes('$$'),
+  };
+}"""
+
+_WIDGETS_RENDERED = f"""() => {{
+  const views = document.querySelectorAll('script[type="{WIDGET_VIEW}"]').length;
+  const rendered = Array.from(document.querySelectorAll('.widget-subarea'))
+      .filter(area => area.querySelector('.jupyter-widgets, .lm-Widget')).length;
+  const errors = document.querySelectorAll('.jupyter-widgets-error-widget, .widget-error').length;
+  return {{views, rendered, errors}};
+}}"""
+
+
+def _screenshot_name(page: str, theme: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "__", page.removesuffix(".html")) + f"-{theme}.png"
+
+
+def _visit(context, base_url: str, page: str, theme: str) -> PageVisit:
+    visit = PageVisit(page=page)
+    tab = context.new_page()
+    tab.on(
+        "console",
+        lambda message: (
+            visit.console_errors.append(message.text) if message.type == "error" else None
+        ),
+    )
+    tab.on("pageerror", lambda error: visit.console_errors.append(f"uncaught: {error}"))
+    tab.on(
+        "response",
+        lambda response: (
+            visit.failed_responses.append(f"{response.status} {response.url}")
+            if response.status >= 400
+            else None
+        ),
+    )
+
+    def route(route_request):
+        url = route_request.request.url
+        if _is_local(url):
+            route_request.continue_()
+        else:
+            visit.blocked_requests.append(url)
+            route_request.abort("blockedbyclient")
+
+    tab.route("**/*", route)
+    tab.goto(f"{base_url}/{page}", wait_until="load")
+    if tab.evaluate(_WAIT_FOR_MATHJAX):
+        tab.wait_for_timeout(100)
+    views = tab.evaluate(_WIDGETS_RENDERED)["views"]
+    if views:
+        try:
+            tab.wait_for_function(
+                f"() => ({_WIDGETS_RENDERED})().rendered >= {views}", timeout=WAIT_MS
+            )
+        except Exception:  # noqa: BLE001 - the widget test reports what did not render
+            pass
+    images = tab.evaluate(_WAIT_FOR_IMAGES)
+    math = tab.evaluate(_MATH_STATE)
+    widgets = tab.evaluate(_WIDGETS_RENDERED)
+    visit.theme = tab.evaluate("() => document.documentElement.dataset.theme || ''")
+    visit.math_elements = math["elements"]
+    visit.math_untypeset = math["untypeset"]
+    visit.math_errors = math["errors"]
+    visit.raw_dollars = math["rawDollars"]
+    visit.images = len(images)
+    visit.broken_images = [
+        image["src"] for image in images if not image["complete"] or image["width"] == 0
+    ]
+    visit.widget_views = widgets["views"]
+    visit.widgets_rendered = widgets["rendered"]
+    visit.widget_errors = widgets["errors"]
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    visit.screenshot = SCREENSHOT_DIR / _screenshot_name(page, theme)
+    height = tab.evaluate("() => document.documentElement.scrollHeight")
+    tab.screenshot(
+        path=str(visit.screenshot),
+        full_page=True,
+        clip={"x": 0, "y": 0, "width": 1280, "height": min(height, SCREENSHOT_MAX_HEIGHT)},
+    )
+    tab.close()
+    return visit
+
+
+@pytest.fixture(scope="session")
+def site() -> Path:
+    return _require_site()
+
+
+@pytest.fixture(scope="session")
+def base_url(site):
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"Chromium is not installed at {CHROMIUM}; the browser tests need it. Install it with "
+            "`apt-get update && apt-get install -y chromium chromium-driver` (Debian), or set "
+            "CURVLAB_CHROMIUM to a Chromium binary. Playwright never downloads a browser here."
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()
+
+
+def _new_context(browser, color_scheme: str):
+    return browser.new_context(
+        viewport={"width": 1280, "height": 900},
+        color_scheme=color_scheme,
+        service_workers="block",
+    )
+
+
+@pytest.fixture(scope="session")
+def visits(site, base_url, browser) -> dict[str, PageVisit]:
+    """Every page of the site, visited once in light mode."""
+    context = _new_context(browser, "light")
+    try:
+        return {page: _visit(context, base_url, page, "light") for page in _site_pages(site)}
+    finally:
+        context.close()
+
+
+def _landing_page(site: Path) -> str:
+    """The page the site opens on: index.html redirects to the book's root page."""
+    match = re.search(r'url=([^"\']+\.html)', (site / "index.html").read_text(encoding="utf-8"))
+    return match.group(1) if match else "index.html"
+
+
+@pytest.fixture(scope="session")
+def dark_visits(site, base_url, browser, visits) -> dict[str, PageVisit]:
+    """The landing page and the first page with widgets, visited in dark mode."""
+    pages = [_landing_page(site)]
+    pages += [page for page, visit in visits.items() if visit.widget_views][:1]
+    context = _new_context(browser, "dark")
+    try:
+        return {page: _visit(context, base_url, page, "dark") for page in pages}
+    finally:
+        context.close()
+
+
+def _report(failures: dict[str, object]) -> str:
+    return "\n".join(f"  {page}: {what}" for page, what in failures.items())
+
+
+# ---------------------------------------------------------------------------------------------
+# Browser checks, one law each, over every page
+
+pytestmark_browser = pytest.mark.browser
+
+
+@pytestmark_browser
+def test_the_site_has_the_landing_page_search_and_chapters(visits, site):
+    landing = _landing_page(site)
+    assert landing in visits, f"the landing page {landing} was not visited"
+    assert "search.html" in visits, "the site has no search page"
+    chapters = [page for page in visits if page.startswith("book/")]
+    assert len(chapters) >= 2, f"expected the book's pages under book/, found {chapters}"
+
+
+@pytestmark_browser
+def test_no_page_logs_a_console_error(visits):
+    failures = {page: v.console_errors for page, v in visits.items() if v.console_errors}
+    assert not failures, "console errors:\n" + _report(failures)
+
+
+@pytestmark_browser
+def test_no_request_leaves_localhost(visits, dark_visits):
+    blocked = {
+        f"{page} ({v.theme or 'light'})": v.blocked_requests
+        for group in (visits, dark_visits)
+        for page, v in group.items()
+        if v.blocked_requests
+    }
+    assert not blocked, "requests outside localhost (blocked):\n" + _report(blocked)
+
+
+@pytestmark_browser
+def test_every_local_resource_exists(visits):
+    failures = {page: v.failed_responses for page, v in visits.items() if v.failed_responses}
+    assert not failures, "HTTP errors from the site:\n" + _report(failures)
+
+
+@pytestmark_browser
+def test_mathjax_typesets_every_equation(visits):
+    pages_with_math = [v for v in visits.values() if v.math_elements]
+    assert pages_with_math, "no page has math: the check would be vacuous"
+    failures = {
+        v.page: (
+            f"{v.math_untypeset}/{v.math_elements} untypeset, {v.math_errors} MathJax errors, "
+            f"raw $$ left: {v.raw_dollars}"
+        )
+        for v in visits.values()
+        if v.math_untypeset or v.math_errors or v.raw_dollars
+    }
+    assert not failures, "math not typeset:\n" + _report(failures)
+
+
+@pytestmark_browser
+def test_every_figure_image_loads(visits):
+    assert any(v.images for v in visits.values()), "no page has an image"
+    failures = {page: v.broken_images for page, v in visits.items() if v.broken_images}
+    assert not failures, "images that did not load (naturalWidth 0):\n" + _report(failures)
+
+
+@pytestmark_browser
+def test_saved_widgets_render_their_views(visits):
+    with_widgets = {page: v for page, v in visits.items() if v.widget_views}
+    built_with_widgets = [
+        page
+        for page in visits
+        if WIDGET_VIEW in (SITE_DIR / page).read_text(encoding="utf-8", errors="replace")
+    ]
+    assert sorted(with_widgets) == sorted(built_with_widgets)
+    failures = {
+        page: f"{v.widgets_rendered}/{v.widget_views} views rendered, {v.widget_errors} errors"
+        for page, v in with_widgets.items()
+        if v.widgets_rendered < v.widget_views or v.widget_errors
+    }
+    assert not failures, "widgets not rendered:\n" + _report(failures)
+
+
+@pytestmark_browser
+def test_search_finds_curvature(site, base_url, browser):
+    context = _new_context(browser, "light")
+    blocked = []
+
+    def route(route_request):
+        if _is_local(route_request.request.url):
+            route_request.continue_()
+        else:
+            blocked.append(route_request.request.url)
+            route_request.abort("blockedbyclient")
+
+    try:
+        tab = context.new_page()
+        tab.route("**/*", route)
+        tab.goto(f"{base_url}/search.html?q=curvature", wait_until="load")
+        tab.wait_for_selector("#search-results ul.search li", timeout=WAIT_MS)
+        results = tab.locator("#search-results ul.search li").count()
+        SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+        tab.screenshot(path=str(SCREENSHOT_DIR / "search-curvature-light.png"))
+    finally:
+        context.close()
+    assert results >= 1
+    assert not blocked, f"the search page requested {blocked}"
+
+
+@pytestmark_browser
+def test_dark_mode_renders_the_landing_page(dark_visits, site):
+    landing = dark_visits[_landing_page(site)]
+    assert landing.theme == "dark", f"data-theme is {landing.theme!r} in a dark-mode browser"
+    assert landing.screenshot is not None and landing.screenshot.stat().st_size > 0
+    for visit in dark_visits.values():
+        assert not visit.console_errors, f"{visit.page} (dark): {visit.console_errors}"
+        assert not visit.broken_images, f"{visit.page} (dark): {visit.broken_images}"
+        assert visit.widgets_rendered >= visit.widget_views
+
+
+@pytestmark_browser
+def test_every_page_has_a_screenshot(visits):
+    missing = [page for page, v in visits.items() if not (v.screenshot and v.screenshot.exists())]
+    assert not missing, f"no screenshot for {missing}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The built HTML, read as text: nothing is loaded from a CDN, launch buttons open notebooks
+
+
+class _ResourceCollector(HTMLParser):
+    """Collects the URLs a page loads: scripts, stylesheets and icons, images, frames."""
+
+    LOADING = {"script": "src", "img": "src", "iframe": "src", "source": "src", "embed": "src"}
+
+    def __init__(self):
+        super().__init__()
+        self.loaded: list[str] = []
+        self.launch_links: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag in self.LOADING and attributes.get(self.LOADING[tag]):
+            self.loaded.append(attributes[self.LOADING[tag]])
+        if tag == "link" and attributes.get("href"):
+            rel = (attributes.get("rel") or "").lower()
+            if rel not in {"canonical", "next", "prev", "index", "search", "author", "license"}:
+                self.loaded.append(attributes["href"])
+        href = attributes.get("href") or ""
+        if tag == "a" and ("mybinder.org" in href or "colab.research.google.com" in href):
+            self.launch_links.append(href)
+
+
+def _collect(site: Path, page: str) -> _ResourceCollector:
+    collector = _ResourceCollector()
+    collector.feed((site / page).read_text(encoding="utf-8", errors="replace"))
+    return collector
+
+
+@pytestmark_browser
+def test_built_html_loads_nothing_from_outside_the_site(site):
+    remote = {}
+    for page in _site_pages(site):
+        urls = [
+            url
+            for url in _collect(site, page).loaded
+            if re.match(r"^(https?:)?//", url) and not _is_local(url)
+        ]
+        if urls:
+            remote[page] = urls
+    assert not remote, "pages load resources from outside the site:\n" + _report(remote)
+
+
+@pytestmark_browser
+def test_vendored_assets_are_in_the_site(site):
+    config = yaml.safe_load((REPOSITORY / "_config.yml").read_text(encoding="utf-8"))
+    sphinx_config = config["sphinx"]["config"]
+    for asset in [sphinx_config["mathjax_path"], *sphinx_config["nb_ipywidgets_js"]]:
+        built = site / "_static" / asset
+        assert built.is_file() and built.stat().st_size > 1000, f"{built} is missing"
+
+
+def _load_pairing():
+    spec = importlib.util.spec_from_file_location(
+        "pair_notebooks", REPOSITORY / "book" / "_vendor" / "pair_notebooks.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytestmark_browser
+def test_launch_buttons_open_paired_notebooks_in_sync_with_their_sources(site):
+    pairing = _load_pairing()
+    chapter_pages = [page for page in _site_pages(site) if (site / "_sources" / page).parent]
+    checked = 0
+    for page in chapter_pages:
+        links = _collect(site, page).launch_links
+        if not links:
+            continue
+        source = Path(page).with_suffix(".md")
+        assert all(link.endswith(source.with_suffix(".ipynb").as_posix()) for link in links), (
+            f"{page}: launch links do not open the notebook: {links}"
+        )
+        download = site / "_sources" / source.with_suffix(".ipynb")
+        assert download.is_file(), f"{page}: no .ipynb download at {download}"
+        json.loads(download.read_text(encoding="utf-8"))
+        repository_source = REPOSITORY / source
+        if not repository_source.is_file():
+            continue  # a site built elsewhere (a scratch book): its sources are not here
+        paired = repository_source.with_suffix(".ipynb")
+        assert paired.is_file(), f"{paired} is missing: run `make notebooks`"
+        assert paired.read_text(encoding="utf-8") == pairing.paired_notebook_text(
+            repository_source
+        ), f"{paired} is out of date with {repository_source}: run `make notebooks`"
+        checked += 1
+    pages_with_launch = [page for page in chapter_pages if _collect(site, page).launch_links]
+    assert pages_with_launch, "no page has launch buttons"
+
+
+# ---------------------------------------------------------------------------------------------
+# Configuration, read without a build: a CDN URL put back fails here too
+
+
+def test_config_serves_math_and_widgets_from_the_site():
+    config = yaml.safe_load((REPOSITORY / "_config.yml").read_text(encoding="utf-8"))
+    sphinx_config = config["sphinx"]["config"]
+    assets = [sphinx_config["mathjax_path"], *sphinx_config["nb_ipywidgets_js"]]
+    remote = [asset for asset in assets if "//" in asset]
+    assert not remote, f"_config.yml loads these from a CDN: {remote}"
+    assert "book/_static" in sphinx_config["html_static_path"]
+    assert all(asset.startswith("vendor/") for asset in assets)
+
+
+def test_site_assets_are_pinned_to_exact_versions():
+    vendor = REPOSITORY / "book" / "_vendor"
+    manifest = json.loads((vendor / "package.json").read_text(encoding="utf-8"))
+    lock = json.loads((vendor / "package-lock.json").read_text(encoding="utf-8"))
+    for name, version in manifest["dependencies"].items():
+        assert re.fullmatch(r"\d+\.\d+\.\d+", version), f"{name} is not pinned: {version}"
+        assert lock["packages"][f"node_modules/{name}"]["version"] == version
+    assert manifest["dependencies"]["mathjax"].startswith("3.")
+    assert manifest["dependencies"]["@jupyter-widgets/html-manager"].startswith("1.0.")
