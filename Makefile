@@ -78,6 +78,9 @@ book/%.ipynb: book/%.md $(STAMP) $(VENDOR_NPM)/pair_notebooks.py
 
 # The book is built after the assets are vendored and the paired notebooks are written.
 _build/html/index.html: $(VENDOR_STAMP) $(CHAPTER_NOTEBOOKS)
+# The notebook kernels draw figures with matplotlib's inline backend: with MPLBACKEND=Agg (set
+# above for the tests) a chapter's plt.show() puts no figure on its page.
+_build/html/index.html: export MPLBACKEND := module://matplotlib_inline.backend_inline
 
 test-browser: book
 	$(BIN)/python -m pytest tests/test_site.py -m browser

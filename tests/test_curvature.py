@@ -490,3 +490,118 @@ def test_no_nan_from_numpy_inputs():
     u = np.array([[0.5, 1.0], [1.0, 2.0]])
     K = gaussian_curvature(sphere(1.0), u)
     assert torch.isfinite(K).all() and K.shape == (2,)
+
+
+# ---------------------------------------------------------------------------------------------
+# agreement with the exact results of curvlab.symbolic
+
+
+def sympy_values(expr, coords, u):
+    """Evaluate a SymPy expression at the points u (N, k), in float64 NumPy."""
+    import sympy as sp
+
+    values = sp.lambdify(list(coords), expr, modules="numpy")(*u.numpy().T)
+    return torch.as_tensor(np.broadcast_to(np.asarray(values, dtype=np.float64), u.shape[:-1]))
+
+
+def test_torch_gaussian_curvature_equals_symbolic_on_sphere_torus_and_saddle():
+    import sympy as sp
+
+    from curvlab.curvature import lambdify_map
+    from curvlab.symbolic import gaussian_curvature as symbolic_K
+    from curvlab.symbolic import pullback_metric
+
+    theta, phi = sp.symbols("theta phi", real=True)
+    r = sp.Rational(3, 2)
+    surfaces = {
+        "sphere": (
+            sp.Matrix(
+                [
+                    r * sp.sin(theta) * sp.cos(phi),
+                    r * sp.sin(theta) * sp.sin(phi),
+                    r * sp.cos(theta),
+                ]
+            ),
+            (0.3, 2.8),
+        ),
+        "torus": (
+            sp.Matrix(
+                [(3 + sp.cos(phi)) * sp.cos(theta), (3 + sp.cos(phi)) * sp.sin(theta), sp.sin(phi)]
+            ),
+            (-3.0, 3.0),
+        ),
+        "saddle": (sp.Matrix([theta, phi, theta * phi]), (-2.0, 2.0)),
+    }
+    for seed, (embedding, (low, high)) in enumerate(surfaces.values()):
+        coords = [theta, phi]
+        K_exact = symbolic_K(pullback_metric(embedding, coords), coords)
+        u = uniform(rng(seed), low, high, 25, 2)
+        K_torch = gaussian_curvature(lambdify_map(embedding, coords), u)
+        assert_close(K_torch, sympy_values(K_exact, coords, u), atol=1e-14)
+
+
+def test_torch_riemann_tensor_equals_symbolic_covariant_riemann_index_for_index():
+    import sympy as sp
+
+    from curvlab.curvature import lambdify_map
+    from curvlab.symbolic import covariant_riemann, pullback_metric
+
+    x, y = sp.symbols("x y", real=True)
+    embedding = sp.Matrix([x, y, x**2 * y / 2 + y**3 / 3, x * y])  # codimension 2
+    coords = [x, y]
+    exact = covariant_riemann(pullback_metric(embedding, coords), coords)
+    u = uniform(rng(20), -1.0, 1.0, 15, 2)
+    R_torch = riemann_tensor(lambdify_map(embedding, coords), u)
+    for a, b, c, d in np.ndindex(2, 2, 2, 2):
+        expected = sympy_values(exact[a, b, c, d], coords, u)
+        assert_close(R_torch[:, a, b, c, d], expected, atol=1e-14)
+
+
+def test_torch_curvature_with_covariance_equals_symbolic_fisher_rao_curvature():
+    import sympy as sp
+
+    from curvlab.curvature import lambdify_map
+    from curvlab.symbolic import gaussian_curvature as symbolic_K
+    from curvlab.symbolic import pullback_metric
+
+    x, y = sp.symbols("x y", real=True)
+    embedding = sp.Matrix([x, y, x * y])
+    cov = sp.Matrix([[2, 1, 0], [1, 2, 0], [0, 0, sp.Rational(1, 2)]])
+    coords = [x, y]
+    exact = symbolic_K(pullback_metric(embedding, coords, cov=cov), coords)
+    u = uniform(rng(21), -1.0, 1.0, 20, 2)
+    cov_torch = torch.tensor(np.array(cov.evalf(), dtype=np.float64))
+    K_torch = gaussian_curvature(lambdify_map(embedding, coords), u, cov=cov_torch)
+    assert_close(K_torch, sympy_values(exact, coords, u))
+
+
+def test_torch_scalar_curvature_equals_symbolic_in_three_dimensions():
+    import sympy as sp
+
+    from curvlab.curvature import lambdify_map
+    from curvlab.symbolic import pullback_metric
+    from curvlab.symbolic import scalar_curvature as symbolic_R
+
+    x, y, z = sp.symbols("x y z", real=True)
+    embedding = sp.Matrix([x, y, z, x * y + z**2 / 2])
+    coords = [x, y, z]
+    exact = symbolic_R(pullback_metric(embedding, coords), coords)
+    u = uniform(rng(22), -1.0, 1.0, 20, 3)
+    R_torch = scalar_curvature(lambdify_map(embedding, coords), u)
+    assert_close(R_torch, sympy_values(exact, coords, u), atol=1e-14)
+
+
+def test_lambdify_map_checks_its_inputs():
+    import sympy as sp
+
+    from curvlab.curvature import lambdify_map
+
+    x, y = sp.symbols("x y")
+    with pytest.raises(TypeError, match="coords"):
+        lambdify_map(sp.Matrix([x, y]), ["x", "y"])
+    with pytest.raises(ValueError, match="embedding"):
+        lambdify_map(sp.Matrix([[x, y], [y, x]]), [x, y])
+    f = lambdify_map(sp.Matrix([x, sp.sqrt(2) * y, 1]), [x, y])
+    with pytest.raises(ValueError, match="x"):
+        f(torch.zeros(3))
+    assert f(torch.ones(2, dtype=torch.float32)).dtype == torch.float32

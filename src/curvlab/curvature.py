@@ -37,6 +37,7 @@ __all__ = [
     "IMMERSION_TOLERANCE",
     "gaussian_curvature",
     "immersion_mask",
+    "lambdify_map",
     "metric",
     "riemann_tensor",
     "scalar_curvature",
@@ -262,6 +263,69 @@ def _gaussian_from_frame(frame: torch.Tensor) -> torch.Tensor:
 
 # ---------------------------------------------------------------------------------------------
 # public API
+
+
+def _constant_safe(function: Callable) -> Callable:
+    """The torch function, also accepting Python numbers (SymPy constants such as sqrt(2))."""
+
+    def safe(value):
+        if not isinstance(value, torch.Tensor):
+            value = torch.tensor(value, dtype=torch.float64)
+        return function(value)
+
+    return safe
+
+
+_TORCH_FUNCTIONS = {
+    name: _constant_safe(getattr(torch, name))
+    for name in ("sqrt", "exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh", "atan")
+}
+
+
+def lambdify_map(embedding, coords) -> Map:
+    """A torch map f for this module from a SymPy column ``embedding`` (d×1) in ``coords``.
+
+    ``f(x)`` takes a tensor of shape (k,), k = len(coords), and returns shape (d,) in x's dtype,
+    so the curvature of any map written in :mod:`curvlab.symbolic` can be computed here and
+    compared with the exact result.  Uses ``sympy.lambdify`` with the torch printer.
+
+    >>> import sympy as sp, torch
+    >>> u, v = sp.symbols("u v", real=True)
+    >>> f = lambdify_map(sp.Matrix([u, v, u * v]), [u, v])
+    >>> f(torch.tensor([2.0, 3.0], dtype=torch.float64))
+    tensor([2., 3., 6.], dtype=torch.float64)
+    """
+    import sympy as sp
+
+    try:
+        column = sp.Matrix(embedding)
+    except (TypeError, ValueError, sp.SympifyError) as error:
+        raise TypeError(
+            f"embedding: expected a SymPy column Matrix, got {type(embedding)!r}"
+        ) from error
+    if column.shape[1] != 1:
+        column = column.reshape(len(column), 1) if 1 in column.shape else None
+    if column is None:
+        raise ValueError(
+            f"embedding: expected a column (d×1), got shape {sp.Matrix(embedding).shape}"
+        )
+    symbols = list(coords)
+    if not symbols or not all(isinstance(c, sp.Symbol) for c in symbols):
+        raise TypeError(f"coords: expected a nonempty sequence of SymPy Symbols, got {coords!r}")
+    k = len(symbols)
+    entries = list(column)
+    generated = sp.lambdify(symbols, entries, modules=[_TORCH_FUNCTIONS, "torch"])
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        if x.shape != (k,):
+            raise ValueError(
+                f"x: expected shape ({k},) for coordinates {symbols}, got {tuple(x.shape)}"
+            )
+        zero = x[0] * 0  # carries vmap's batch and the dtype/device of x
+        values = generated(*x.unbind(0))
+        return torch.stack([torch.as_tensor(v).to(x) + zero for v in values])
+
+    return f
 
 
 def immersion_mask(f: Map, u, cov=None, *, tol=None, dtype=torch.float64, chunk_size=None):

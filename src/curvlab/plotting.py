@@ -197,9 +197,10 @@ def plot_curvature_surface(
         antialiased=True,
         shade=False,
     )
-    ax.set_xlabel(axis_labels[0])
-    ax.set_ylabel(axis_labels[1])
-    ax.set_zlabel(axis_labels[2])
+    for axis, label in zip((ax.xaxis, ax.yaxis, ax.zaxis), axis_labels, strict=True):
+        axis.set_major_locator(mpl.ticker.MaxNLocator(4))  # few ticks: labels do not collide
+        axis.set_label_text(label)
+    ax.tick_params(labelsize=8)
     if title is not None:
         ax.set_title(title)
     mappable = mpl.cm.ScalarMappable(norm=norm, cmap=cmap)
@@ -225,7 +226,8 @@ def plot_curvature_map(
     """Draw ``curvature`` over the chart grid ``(u, v)`` as a coloured map, K = 0 contour in black.
 
     Same colormap and centred normalisation as :func:`plot_curvature_surface`, so the sign of K
-    reads the same in both. The zero contour is drawn only where K changes sign on the grid.
+    reads the same in both. The zero contour is drawn only where K changes sign on the grid by
+    more than rounding (|K| > 1e-9 on both sides), so a flat surface shows no contour.
     Returns ``(fig, ax, mappable)``.
 
     >>> u, v = np.meshgrid(np.linspace(-1, 1, 11), np.linspace(-1, 1, 11))
@@ -243,7 +245,9 @@ def plot_curvature_map(
     else:
         fig = ax.figure
     mesh = ax.pcolormesh(u_grid, v_grid, k_grid, cmap=CURVATURE_CMAP, norm=norm, shading="auto")
-    if zero_contour and k_grid.min() < 0.0 < k_grid.max():
+    # Only where K really changes sign: rounding noise around a flat surface draws no contour.
+    noise = 1e-9 * max(1.0, norm.vmax)
+    if zero_contour and k_grid.min() < -noise and k_grid.max() > noise:
         ax.contour(u_grid, v_grid, k_grid, levels=[0.0], colors=COLORS["reference"], linewidths=1)
     ax.set_xlabel(axis_labels[0])
     ax.set_ylabel(axis_labels[1])

@@ -2,7 +2,7 @@
 
 The surface explored is one attention head read as a map of a 2-D input ``x``::
 
-    y(x) = gamma(x) * sum_i alpha_i(x) U_i,   alpha = softmax(beta * K x),   gamma = sigmoid(w.x + b)
+    y(x) = gamma(x) * sum_i alpha_i(x) U_i,  alpha = softmax(beta * K x),  gamma = sigmoid(w.x + b)
 
 with three fixed keys ``K`` (unit vectors at 90, 210 and 330 degrees), temperature ``beta`` and
 three fixed values ``U_i = (cos t_i, sin t_i, 1)`` on the plane ``y_3 = 1``. Ungated
@@ -15,15 +15,17 @@ book's own illustration of the paper's claim, not a construction taken from the 
 - :func:`attention_surface`         the surface on a grid and its Gaussian curvature
                                     (computed by :func:`curvlab.curvature.gaussian_curvature`).
 - :func:`plot_attention_surface`    the surface coloured by curvature, next to the curvature map.
-- :func:`gate_explorer`             ipywidgets sliders for ``w``, ``b``, ``beta`` and the gate; needs
-                                    a running kernel to update, and shows the initial view without.
+- :func:`gate_explorer`             ipywidgets sliders for ``w``, ``b``, ``beta`` and the gate;
+                                    they redraw in a running kernel; the initial view is static.
 - :func:`gate_animation`            the same sweep as a kernel-free HTML/JavaScript animation with
                                     a slider (matplotlib ``to_jshtml``), for the static site.
 """
 
 from __future__ import annotations
 
+import io
 import math
+import re
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
@@ -76,7 +78,7 @@ def gated_attention_map(
 
     >>> f = gated_attention_map(gated=False)
     >>> y = f(torch.zeros(2, dtype=torch.float64))
-    >>> [round(float(c), 6) for c in y]        # equal weights: the centroid of the values
+    >>> [round(float(c), 6) + 0.0 for c in y]  # equal weights: the centroid of the values
     [0.0, 0.0, 1.0]
     >>> g = gated_attention_map((1.0, 0.0), 0.0)
     >>> float(g(torch.zeros(2, dtype=torch.float64))[2])   # sigmoid(0) = 1/2
@@ -233,10 +235,12 @@ def gate_explorer(
     >>> box = gate_explorer(resolution=5)
     >>> [child.description for child in box.children[0].children]
     ['gate w1', 'gate w2', 'gate bias b', 'temperature', 'gated']
+    >>> sorted(box.children[1].outputs[0]["data"])   # the initial view: a figure as PNG
+    ['image/png', 'text/plain']
     >>> plt.close("all")
     """
     import ipywidgets as widgets
-    from IPython.display import display
+    from IPython.display import Image
 
     w1, w2 = _gate_weight(gate_weight)
     style = {"description_width": "7em"}
@@ -274,14 +278,21 @@ def gate_explorer(
         surface = attention_surface(
             (w1, w2), bias, gated=gated, temperature=temperature, resolution=resolution
         )
-        output.clear_output(wait=True)
-        with output:
-            figure = plot_attention_surface(surface)
-            display(figure)
-            plt.close(figure)
+        figure = plot_attention_surface(surface)
+        png = io.BytesIO()
+        figure.savefig(png, format="png", dpi=80, bbox_inches="tight")
+        plt.close(figure)
+        # A PNG, whatever matplotlib backend the kernel runs; set on the widget itself, so the
+        # view is saved with the widget state (and works outside a kernel too).
+        output.outputs = ()
+        output.append_display_data(Image(data=png.getvalue(), format="png"))
 
-    redraw(w1, w2, controls["bias"].value, controls["temperature"].value, gated)
-    widgets.interactive_output(redraw, controls)
+    def redraw_from_controls(change=None):
+        redraw(**{name: control.value for name, control in controls.items()})
+
+    redraw_from_controls()
+    for control in controls.values():
+        control.observe(redraw_from_controls, names="value")
     note = widgets.HTML(
         "<small>The sliders redraw the surface in a running notebook. On the static site they "
         "show the saved view; the animation below the explorer needs no kernel.</small>"
@@ -309,6 +320,8 @@ def gate_animation(
     >>> html = gate_animation([0.0, 2.0], resolution=5)
     >>> "<script" in html.data and html.data.count("data:image/png;base64") == 2
     True
+    >>> "://" in html.data.split("<script")[0]   # nothing loaded from outside the page
+    False
     """
     from IPython.display import HTML
     from matplotlib.animation import FuncAnimation
@@ -336,6 +349,30 @@ def gate_animation(
         return []
 
     animation = FuncAnimation(fig, draw, frames=len(surfaces), interval=interval_ms, blit=False)
-    html = animation.to_jshtml(default_mode="once")
+    html = _offline_player(animation.to_jshtml(default_mode="once"))
     plt.close(fig)
     return HTML(html)
+
+
+# matplotlib's player links Font Awesome 4 from a CDN for its button icons; the book's theme
+# already ships Font Awesome 6, which draws the same buttons under their version-6 names.
+_FONT_AWESOME_CDN_LINK = re.compile(r"<link[^>]*font-awesome[^>]*>\s*", re.IGNORECASE)
+_FONT_AWESOME_6_NAMES = {
+    "fa-fast-backward": "fa-backward-fast",
+    "fa-step-backward": "fa-backward-step",
+    "fa-step-forward": "fa-forward-step",
+    "fa-fast-forward": "fa-forward-fast",
+}
+
+
+def _offline_player(html: str) -> str:
+    """matplotlib's JavaScript player with no request outside the page (no CDN stylesheet).
+
+    >>> cdn = '<link rel="stylesheet" href="https://cdn.example/font-awesome.min.css">'
+    >>> _offline_player(cdn + '<i class="fa fa-fast-forward">')
+    '<i class="fa fa-forward-fast">'
+    """
+    html = _FONT_AWESOME_CDN_LINK.sub("", html)
+    for old, new in _FONT_AWESOME_6_NAMES.items():
+        html = html.replace(f'"fa {old}"', f'"fa {new}"')
+    return html

@@ -26,7 +26,6 @@ import nbformat
 
 from . import markup
 
-
 EXAMPLE_CHAPTER = """\
 ---
 kernelspec:

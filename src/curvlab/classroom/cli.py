@@ -30,6 +30,15 @@ def toc_chapters(toc: str | Path, numbered_only: bool = False) -> list[Path]:
 
     With ``numbered_only``, only the chapters of parts marked ``numbered: true`` (the book's
     content chapters, not its front and back matter).
+
+    >>> import tempfile
+    >>> toc = Path(tempfile.mkdtemp()) / "_toc.yml"
+    >>> text = "root: intro\\nparts:\\n- numbered: true\\n  chapters:\\n  - file: a/one\\n"
+    >>> _ = toc.write_text(text)
+    >>> [p.relative_to(toc.parent).as_posix() for p in toc_chapters(toc)]
+    ['intro.md', 'a/one.md']
+    >>> [p.name for p in toc_chapters(toc, numbered_only=True)]
+    ['one.md']
     """
     toc = Path(toc)
     if not toc.is_file():
@@ -190,7 +199,11 @@ def _grade(arguments: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    """The argument parser of ``python -m curvlab.classroom``."""
+    """The argument parser of ``python -m curvlab.classroom``.
+
+    >>> parser().parse_args(["student", "a.md", "--out", "editions"]).out
+    PosixPath('editions')
+    """
     main = argparse.ArgumentParser(
         prog="python -m curvlab.classroom",
         description="Student editions of the book's chapters, and grading of returned notebooks.",
@@ -219,7 +232,15 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status.
+
+    >>> import tempfile
+    >>> from curvlab.classroom.chapter import write_example_chapter
+    >>> main(["validate", str(write_example_chapter(tempfile.mkdtemp()))])  # doctest: +ELLIPSIS
+    /.../tiny.md: 1 exercises, 1 graded, 2 checks (1 hidden), 3 points
+      ex-tiny-two: 3 points (1 public), 2 checks
+    0
+    """
     arguments = parser().parse_args(argv)
     command = {"validate": _validate, "student": _student, "grade": _grade}[arguments.command]
     return command(arguments)

@@ -114,7 +114,20 @@ plus hidden checks, and reports check cells that were edited or deleted."""
 
 
 def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
-    """The student edition of ``chapter``: no solution, no hidden check, no output."""
+    """The student edition of ``chapter``: no solution, no hidden check, no output.
+
+    >>> import tempfile
+    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
+    >>> chapter = read_chapter(write_example_chapter(tempfile.mkdtemp()))
+    >>> notebook = student_notebook(chapter)
+    >>> [cell.metadata["curvlab"]["role"] for cell in notebook.cells if "curvlab" in cell.metadata]
+    ['answer', 'check', 'hidden-checks']
+    >>> print(notebook.cells[2].source)
+    # ANSWER ex-tiny-two: define two here, then run the checks below.
+    raise NotImplementedError("ex-tiny-two: replace this line with your answer")
+    >>> leaked_solution_lines(chapter, notebook)
+    []
+    """
     numbers = _check_numbers(chapter)
     cells = [_new_cell("markdown", STUDENT_PREAMBLE)]
     marked_hidden: set[str] = set()
@@ -154,7 +167,18 @@ def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
 
 
 def instructor_notebook(chapter: Chapter) -> nbformat.NotebookNode:
-    """The instructor edition: the whole chapter with the grading metadata of the student one."""
+    """The instructor edition: the whole chapter with the grading metadata of the student one.
+
+    >>> import tempfile
+    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
+    >>> chapter = read_chapter(write_example_chapter(tempfile.mkdtemp()))
+    >>> for cell in instructor_notebook(chapter).cells[1:]:
+    ...     print(cell.source.split("\\n")[0], cell.metadata.get("curvlab", {}).get("role"))
+    two = 1 + 1 answer
+    ::::{solution-end} None
+    # check ex-tiny-two (1 point): two is an int check
+    # check ex-tiny-two (2 points): two is 2 check
+    """
     numbers = _check_numbers(chapter)
     cells = []
     for index, (cell, role) in enumerate(zip(chapter.notebook.cells, chapter.roles, strict=True)):
@@ -168,7 +192,14 @@ def instructor_notebook(chapter: Chapter) -> nbformat.NotebookNode:
 
 
 def autograder_bundle(chapter: Chapter) -> dict:
-    """Everything grading needs, as plain JSON data: every check and the points per question."""
+    """Everything grading needs, as plain JSON data: every check and the points per question.
+
+    >>> import tempfile
+    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
+    >>> bundle = autograder_bundle(read_chapter(write_example_chapter(tempfile.mkdtemp())))
+    >>> bundle["points"], [(c["points"], c["hidden"]) for c in bundle["exercises"][0]["checks"]]
+    (3, [(1, False), (2, True)])
+    """
     return {
         "format": BUNDLE_FORMAT,
         "chapter": chapter.slug,
@@ -198,7 +229,16 @@ def autograder_bundle(chapter: Chapter) -> dict:
 
 
 def bundle_from_chapter_or_file(path: str | Path) -> dict:
-    """The autograder bundle for ``path``: a chapter ``.md`` (read and validated) or a ``.json``."""
+    """The autograder bundle for ``path``: a chapter ``.md`` (read and validated) or a ``.json``.
+
+    >>> import tempfile
+    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
+    >>> folder = tempfile.mkdtemp()
+    >>> written = write_editions(read_chapter(write_example_chapter(folder)), folder)
+    >>> bundle_from_chapter_or_file(written["autograder"]) == bundle_from_chapter_or_file(
+    ...     Path(folder) / "tiny.md")
+    True
+    """
     from .chapter import read_chapter
 
     path = Path(path)
@@ -213,7 +253,13 @@ def bundle_from_chapter_or_file(path: str | Path) -> dict:
 
 
 def write_notebook(notebook: nbformat.NotebookNode, path: Path) -> Path:
-    """Write ``notebook`` to ``path`` (creating folders), validated against the nbformat schema."""
+    """Write ``notebook`` to ``path`` (creating folders), validated against the nbformat schema.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "a" / "empty.ipynb"
+    >>> nbformat.read(write_notebook(nbformat.v4.new_notebook(), path), as_version=4).cells
+    []
+    """
     nbformat.validate(notebook)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = nbformat.writes(notebook)
@@ -222,7 +268,18 @@ def write_notebook(notebook: nbformat.NotebookNode, path: Path) -> Path:
 
 
 def write_editions(chapter: Chapter, out: str | Path) -> dict[str, Path]:
-    """Write the three editions of ``chapter`` under ``out``; returns their paths by edition."""
+    """Write the three editions of ``chapter`` under ``out``; returns their paths by edition.
+
+    >>> import tempfile
+    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> written = write_editions(read_chapter(write_example_chapter(folder)), folder / "out")
+    >>> for edition, path in written.items():
+    ...     print(edition, path.relative_to(folder).as_posix())
+    student out/tiny.ipynb
+    instructor out/instructor/tiny.ipynb
+    autograder out/autograder/tiny.json
+    """
     out = Path(out)
     bundle_path = out / "autograder" / f"{chapter.slug}.json"
     bundle_path.parent.mkdir(parents=True, exist_ok=True)
@@ -245,6 +302,12 @@ def leaked_solution_lines(chapter: Chapter, notebook: nbformat.NotebookNode) -> 
     A line counts only if the chapter has it nowhere outside its answers (a line such as ``)``
     or ``import math`` may occur in the chapter's own code too). The student edition of a
     chapter must give ``[]``; an instructor edition gives every distinctive answer line.
+
+    >>> import tempfile
+    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
+    >>> chapter = read_chapter(write_example_chapter(tempfile.mkdtemp()))
+    >>> leaked_solution_lines(chapter, instructor_notebook(chapter))
+    ['two = 1 + 1']
     """
     answer: list[str] = []
     given: set[str] = set()

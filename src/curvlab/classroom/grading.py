@@ -350,6 +350,20 @@ def grade_notebook(
     ``timeout``); a cell over its limit is interrupted and grading goes on with the next cell.
     The kernel is ``kernel_name`` whatever the notebook's metadata says. Runs in ``workdir``
     (default: the notebook's folder).
+
+    A file that is not a notebook is reported, and scores nothing (no kernel is started):
+
+    >>> import tempfile
+    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
+    >>> from curvlab.classroom.editions import autograder_bundle
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> bundle = autograder_bundle(read_chapter(write_example_chapter(folder)))
+    >>> _ = (folder / "alice.ipynb").write_text("{not json")
+    >>> result = grade_notebook(bundle, folder / "alice.ipynb")
+    >>> result.student, result.status, result.total
+    ('alice', 'unreadable', 0)
+    >>> {check.reason for check in result.checks}
+    {'not run: the notebook could not be read'}
     """
     path = Path(path)
     if timeout <= 0:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .grading import SubmissionResult
+from .grading import CheckResult, SubmissionResult  # noqa: F401 (CheckResult: doctests)
 
 
 def _number(value: int | float) -> str:
@@ -35,7 +35,25 @@ def _points(value: int | float) -> str:
 
 
 def write_scores(bundle: dict, results: list[SubmissionResult], path: str | Path) -> list[Path]:
-    """Write ``scores.csv`` at ``path`` and ``<stem>-checks.csv`` beside it; returns both paths."""
+    """Write ``scores.csv`` at ``path`` and ``<stem>-checks.csv`` beside it; returns both paths.
+
+    >>> import tempfile
+    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
+    >>> from curvlab.classroom.editions import autograder_bundle
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> bundle = autograder_bundle(read_chapter(write_example_chapter(folder)))
+    >>> result = SubmissionResult("alice", folder / "alice.ipynb")
+    >>> result.checks = [
+    ...     CheckResult("ex-tiny-two", 1, 1, "two is an int", False, True, "passed"),
+    ...     CheckResult("ex-tiny-two", 2, 2, "two is 2", True, False, "AssertionError"),
+    ... ]
+    >>> scores, checks = write_scores(bundle, [result], folder / "scores.csv")
+    >>> print(scores.read_text().strip())
+    student,ex-tiny-two,total,possible,status,notes
+    alice,1,1,3,ok,
+    >>> print(checks.read_text().splitlines()[2])
+    alice,ex-tiny-two,2,hidden,2,0,two is 2,AssertionError
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     labels = [exercise["label"] for exercise in bundle["exercises"]]
@@ -85,7 +103,26 @@ def _student_reason(check) -> str:
 
 
 def feedback_markdown(bundle: dict, result: SubmissionResult) -> str:
-    """Readable feedback for one student: score, then each exercise's checks and why they failed."""
+    """Readable feedback for one student: score, then each exercise's checks and why they failed.
+
+    >>> bundle = {"chapter": "tiny", "title": "Tiny", "points": 3, "exercises": [
+    ...     {"label": "ex-tiny-two", "title": "Two", "points": 3}]}
+    >>> result = SubmissionResult("alice", Path("alice.ipynb"))
+    >>> result.checks = [
+    ...     CheckResult("ex-tiny-two", 1, 1, "two is an int", False, True, "passed"),
+    ...     CheckResult("ex-tiny-two", 2, 2, "two is 2", True, False, "AssertionError"),
+    ... ]
+    >>> print(feedback_markdown(bundle, result))
+    # Feedback: Tiny
+    <BLANKLINE>
+    Student: `alice`. Score: **1 / 3** points.
+    <BLANKLINE>
+    ## Two (`ex-tiny-two`): 1 / 3
+    <BLANKLINE>
+    - ✓ check 1 (1 point): two is an int: passed
+    - ✗ hidden check 2 (2 points): two is 2: failed: AssertionError
+    <BLANKLINE>
+    """
     lines = [
         f"# Feedback: {bundle.get('title') or bundle['chapter']}",
         "",
@@ -125,7 +162,14 @@ def feedback_markdown(bundle: dict, result: SubmissionResult) -> str:
 
 
 def write_feedback(bundle: dict, results: list[SubmissionResult], folder: str | Path) -> list[Path]:
-    """Write ``<student>.md`` feedback files into ``folder``; returns their paths."""
+    """Write ``<student>.md`` feedback files into ``folder``; returns their paths.
+
+    >>> import tempfile
+    >>> bundle = {"chapter": "tiny", "points": 0, "exercises": []}
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> [p.name for p in write_feedback(bundle, [SubmissionResult("bob", Path("b"))], folder)]
+    ['bob.md']
+    """
     folder = Path(folder)
     written = []
     for result in results:
