@@ -75,6 +75,7 @@ notebooks: $(CHAPTER_NOTEBOOKS)
 
 book/%.ipynb: book/%.md $(STAMP) $(VENDOR_NPM)/pair_notebooks.py
 	$(BIN)/python $(VENDOR_NPM)/pair_notebooks.py $<
+	@touch $@
 
 # The book is built after the assets are vendored and the paired notebooks are written.
 _build/html/index.html: $(VENDOR_STAMP) $(CHAPTER_NOTEBOOKS)

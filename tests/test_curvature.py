@@ -388,6 +388,14 @@ def test_inputs_are_cast_to_float64_and_float32_is_available():
     torch.testing.assert_close(K32.double(), K64, rtol=1e-4, atol=0)
     from_list = gaussian_curvature(sphere(2.0), [[1.0, 0.5]])
     assert from_list.dtype == torch.float64 and from_list.shape == (1,)
+    assert gaussian_curvature(sphere(2.0), u32, dtype=None).dtype == torch.float32
+
+
+def test_chunked_vmap_gives_the_same_values():
+    u = uniform(rng(14), 0.3, 2.8, 17, 2)
+    torch.testing.assert_close(
+        scalar_curvature(sphere(2.0), u, chunk_size=5), scalar_curvature(sphere(2.0), u)
+    )
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")

@@ -51,6 +51,7 @@ NOT_PAGES = {"_static", "_sources", "_images", "jupyter_execute", "reports"}
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WAIT_MS = 20_000
 SCREENSHOT_MAX_HEIGHT = 8_000
+SETTLE_MS = 400
 
 # ---------------------------------------------------------------------------------------------
 # The built site: pages, serving, visiting
@@ -212,12 +213,15 @@ def _visit(context, base_url: str, page: str, theme: str) -> PageVisit:
     visit.widget_errors = widgets["errors"]
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
     visit.screenshot = SCREENSHOT_DIR / _screenshot_name(page, theme)
+    tab.wait_for_timeout(SETTLE_MS)  # the theme's sidebars finish their layout
     height = tab.evaluate("() => document.documentElement.scrollHeight")
     tab.screenshot(
         path=str(visit.screenshot),
         full_page=True,
         clip={"x": 0, "y": 0, "width": 1280, "height": min(height, SCREENSHOT_MAX_HEIGHT)},
     )
+    if theme == "dark":  # what a reader sees first (a full-page capture clips sticky sidebars)
+        tab.screenshot(path=str(visit.screenshot.with_name(visit.screenshot.stem + "-top.png")))
     tab.close()
     return visit
 
@@ -305,10 +309,10 @@ def _report(failures: dict[str, object]) -> str:
 # ---------------------------------------------------------------------------------------------
 # Browser checks, one law each, over every page
 
-pytestmark_browser = pytest.mark.browser
+browser_check = pytest.mark.browser
 
 
-@pytestmark_browser
+@browser_check
 def test_the_site_has_the_landing_page_search_and_chapters(visits, site):
     landing = _landing_page(site)
     assert landing in visits, f"the landing page {landing} was not visited"
@@ -317,13 +321,13 @@ def test_the_site_has_the_landing_page_search_and_chapters(visits, site):
     assert len(chapters) >= 2, f"expected the book's pages under book/, found {chapters}"
 
 
-@pytestmark_browser
+@browser_check
 def test_no_page_logs_a_console_error(visits):
     failures = {page: v.console_errors for page, v in visits.items() if v.console_errors}
     assert not failures, "console errors:\n" + _report(failures)
 
 
-@pytestmark_browser
+@browser_check
 def test_no_request_leaves_localhost(visits, dark_visits):
     blocked = {
         f"{page} ({v.theme or 'light'})": v.blocked_requests
@@ -334,13 +338,13 @@ def test_no_request_leaves_localhost(visits, dark_visits):
     assert not blocked, "requests outside localhost (blocked):\n" + _report(blocked)
 
 
-@pytestmark_browser
+@browser_check
 def test_every_local_resource_exists(visits):
     failures = {page: v.failed_responses for page, v in visits.items() if v.failed_responses}
     assert not failures, "HTTP errors from the site:\n" + _report(failures)
 
 
-@pytestmark_browser
+@browser_check
 def test_mathjax_typesets_every_equation(visits):
     pages_with_math = [v for v in visits.values() if v.math_elements]
     assert pages_with_math, "no page has math: the check would be vacuous"
@@ -355,14 +359,14 @@ def test_mathjax_typesets_every_equation(visits):
     assert not failures, "math not typeset:\n" + _report(failures)
 
 
-@pytestmark_browser
+@browser_check
 def test_every_figure_image_loads(visits):
     assert any(v.images for v in visits.values()), "no page has an image"
     failures = {page: v.broken_images for page, v in visits.items() if v.broken_images}
     assert not failures, "images that did not load (naturalWidth 0):\n" + _report(failures)
 
 
-@pytestmark_browser
+@browser_check
 def test_saved_widgets_render_their_views(visits):
     with_widgets = {page: v for page, v in visits.items() if v.widget_views}
     built_with_widgets = [
@@ -379,7 +383,7 @@ def test_saved_widgets_render_their_views(visits):
     assert not failures, "widgets not rendered:\n" + _report(failures)
 
 
-@pytestmark_browser
+@browser_check
 def test_search_finds_curvature(site, base_url, browser):
     context = _new_context(browser, "light")
     blocked = []
@@ -405,7 +409,7 @@ def test_search_finds_curvature(site, base_url, browser):
     assert not blocked, f"the search page requested {blocked}"
 
 
-@pytestmark_browser
+@browser_check
 def test_dark_mode_renders_the_landing_page(dark_visits, site):
     landing = dark_visits[_landing_page(site)]
     assert landing.theme == "dark", f"data-theme is {landing.theme!r} in a dark-mode browser"
@@ -416,7 +420,45 @@ def test_dark_mode_renders_the_landing_page(dark_visits, site):
         assert visit.widgets_rendered >= visit.widget_views
 
 
-@pytestmark_browser
+@browser_check
+def test_the_site_works_opened_from_disk(site, browser, visits):
+    """Opened as files (an unzipped copy, no server): math and widgets still render."""
+    pages = [_landing_page(site)]
+    pages += [page for page, visit in visits.items() if visit.widget_views][:1]
+    pages += [page for page, visit in visits.items() if visit.math_elements][:1]
+    context = _new_context(browser, "light")
+    failures = {}
+    try:
+        for page in dict.fromkeys(pages):
+            tab = context.new_page()
+            errors, remote = [], []
+            tab.on("console", lambda m, e=errors: e.append(m.text) if m.type == "error" else None)
+            tab.on("pageerror", lambda error, e=errors: e.append(f"uncaught: {error}"))
+            tab.route(
+                "**/*",
+                lambda route, r=remote: (
+                    route.continue_()
+                    if urlsplit(route.request.url).scheme in LOCAL_SCHEMES | {"file"}
+                    else (r.append(route.request.url), route.abort("blockedbyclient"))
+                ),
+            )
+            tab.goto((site / page).as_uri(), wait_until="load")
+            tab.evaluate(_WAIT_FOR_MATHJAX)
+            if visits[page].widget_views:
+                tab.wait_for_function(
+                    f"() => ({_WIDGETS_RENDERED})().rendered >= {visits[page].widget_views}",
+                    timeout=WAIT_MS,
+                )
+            math = tab.evaluate(_MATH_STATE)
+            if errors or remote or math["untypeset"] or math["errors"]:
+                failures[page] = {"console": errors, "remote": remote, "math": math}
+            tab.close()
+    finally:
+        context.close()
+    assert not failures, "opened from disk:\n" + _report(failures)
+
+
+@browser_check
 def test_every_page_has_a_screenshot(visits):
     missing = [page for page, v in visits.items() if not (v.screenshot and v.screenshot.exists())]
     assert not missing, f"no screenshot for {missing}"
@@ -455,7 +497,7 @@ def _collect(site: Path, page: str) -> _ResourceCollector:
     return collector
 
 
-@pytestmark_browser
+@browser_check
 def test_built_html_loads_nothing_from_outside_the_site(site):
     remote = {}
     for page in _site_pages(site):
@@ -478,7 +520,7 @@ def _cells(html: str) -> list[tuple[str, str]]:
     return cells
 
 
-@pytestmark_browser
+@browser_check
 def test_cells_that_show_a_figure_have_one_on_the_page(site):
     missing = {}
     for page in _site_pages(site):
@@ -489,7 +531,7 @@ def test_cells_that_show_a_figure_have_one_on_the_page(site):
     assert not missing, "cells call plt.show() but show no figure:\n" + _report(missing)
 
 
-@pytestmark_browser
+@browser_check
 def test_vendored_assets_are_in_the_site(site):
     config = yaml.safe_load((REPOSITORY / "_config.yml").read_text(encoding="utf-8"))
     sphinx_config = config["sphinx"]["config"]
@@ -508,7 +550,7 @@ def _load_pairing():
     return module
 
 
-@pytestmark_browser
+@browser_check
 def test_launch_buttons_open_paired_notebooks_in_sync_with_their_sources(site):
     pairing = _load_pairing()
     pages_with_launch = []

@@ -15,14 +15,22 @@ Conventions (the same as :mod:`curvlab.symbolic`): R_abcd = g_ae Rᵉ_bcd = ⟨R
 sectional K(X, Y) = R_abcd Xᵃ Yᵇ Xᶜ Yᵈ / (|X|²|Y|² − ⟨X, Y⟩²), scalar R = gᵃᶜ gᵇᵈ R_abcd, and in
 two dimensions K = R_0101 / det g = R / 2.  A round sphere of radius r has K = 1/r².
 
-Numerics: every input (``u``, ``cov``) is cast to float64 unless ``dtype=torch.float32`` is
-asked for, and ``f`` must accept and return that dtype (call ``.double()`` on an nn.Module).
-Results live on ``u``'s device (CPU or CUDA).  The normal projection comes from a QR
-factorisation of J, not from g⁻¹ = (JᵀJ)⁻¹, because cond(g) = cond(J)².  A point where J has
-σ_min/σ_max below :data:`IMMERSION_TOLERANCE` (1e-7 in float64, 1e-3 in float32) is not an
-immersion: curvature is undefined there, and every function raises a ValueError that lists
-those points (use :func:`immersion_mask` to select the good ones first).  Nothing returns a
-silent NaN or inf.
+Public functions: :func:`metric`, :func:`second_fundamental_form`, :func:`riemann_tensor`,
+:func:`sectional_curvature`, :func:`scalar_curvature`, :func:`gaussian_curvature` (the
+signatures of the design), :func:`immersion_mask` (where curvature is defined) and
+:func:`lambdify_map` (a SymPy embedding as a torch map, to compare with :mod:`curvlab.symbolic`).
+Each also takes the keywords ``dtype`` and ``chunk_size`` (passed to ``torch.func.vmap`` to
+bound memory on large batches).
+
+Numerics: every input (``u``, ``cov``) is cast to ``dtype``, float64 by default
+(``dtype=torch.float32`` on request; ``dtype=None`` keeps u's floating dtype), and ``f`` must
+accept and return that dtype (call ``.double()`` on an nn.Module, and ``.eval()``: vmap does
+not allow dropout's randomness).  Results live on ``u``'s device (CPU or CUDA).  The
+normal projection comes from a QR factorisation of J, not from g⁻¹ = (JᵀJ)⁻¹, because
+cond(g) = cond(J)².  A point where J has σ_min/σ_max below :data:`IMMERSION_TOLERANCE` (1e-7
+in float64, 1e-3 in float32) is not an immersion: curvature is undefined there, and every
+function raises a ValueError that lists those points (use :func:`immersion_mask` to select
+the good ones first).  Nothing returns a silent NaN or inf.
 """
 
 from __future__ import annotations

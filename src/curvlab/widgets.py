@@ -32,7 +32,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from curvlab.plotting import COLORS, curvature_norm, plot_curvature_map, plot_curvature_surface
+from curvlab.plotting import COLORS, plot_curvature_map, plot_curvature_surface
 
 __all__ = [
     "AttentionSurface",
@@ -165,6 +165,16 @@ def attention_surface(
     )
 
 
+def _colour_scale(surface: AttentionSurface) -> float:
+    """Half-range of the colour scale: the 98th percentile of |K| (1 on a flat surface).
+
+    Near a point where the map almost folds (its Jacobian nearly loses rank) |K| spikes; a
+    percentile keeps the rest of the surface readable. The figure title reports the true max.
+    """
+    scale = float(np.quantile(np.abs(surface.curvature), 0.98))
+    return scale if scale > 1e-9 else 1.0
+
+
 def _title(surface: AttentionSurface) -> str:
     kind = "Gated" if surface.gated else "Ungated"
     if surface.max_abs_curvature < 1e-9:
@@ -177,8 +187,9 @@ def plot_attention_surface(
 ):
     """Draw ``surface`` in 3-D coloured by K, next to the map of K over the input plane.
 
-    Both panels share one colour scale centred at 0 (``halfrange`` fixes it, e.g. across
-    animation frames). The title states whether the surface is flat. Returns the figure.
+    Both panels share one colour scale centred at 0: by default up to the 98th percentile of
+    |K| (colours saturate beyond it); ``halfrange`` fixes it, e.g. across animation frames.
+    The title states whether the surface is flat and its max |K|. Returns the figure.
 
     >>> fig = plot_attention_surface(attention_surface(gated=False, resolution=5))
     >>> fig.axes[0].name, fig._suptitle.get_text()
@@ -191,9 +202,10 @@ def plot_attention_surface(
         fig = plt.figure(figsize=(10.5, 4.4))
     else:
         fig.clear()
-    scale = halfrange if halfrange is not None else curvature_norm(surface.curvature).vmax
-    surface_axes = fig.add_subplot(1, 2, 1, projection="3d")
-    map_axes = fig.add_subplot(1, 2, 2)
+    scale = halfrange if halfrange is not None else _colour_scale(surface)
+    grid = fig.add_gridspec(1, 2, width_ratios=(1.0, 1.15), wspace=0.45)
+    surface_axes = fig.add_subplot(grid[0, 0], projection="3d")
+    map_axes = fig.add_subplot(grid[0, 1])
     plot_curvature_surface(
         surface.points[..., 0],
         surface.points[..., 1],
@@ -275,9 +287,14 @@ def gate_explorer(
     output = widgets.Output()
 
     def redraw(w1, w2, bias, temperature, gated):
-        surface = attention_surface(
-            (w1, w2), bias, gated=gated, temperature=temperature, resolution=resolution
-        )
+        try:
+            surface = attention_surface(
+                (w1, w2), bias, gated=gated, temperature=temperature, resolution=resolution
+            )
+        except ValueError as error:  # e.g. the map folds (is not an immersion) at a grid point
+            output.outputs = ()
+            output.append_stdout(f"No surface for these parameters: {error}\n")
+            return
         figure = plot_attention_surface(surface)
         png = io.BytesIO()
         figure.savefig(png, format="png", dpi=80, bbox_inches="tight")
@@ -294,8 +311,9 @@ def gate_explorer(
     for control in controls.values():
         control.observe(redraw_from_controls, names="value")
     note = widgets.HTML(
-        "<small>The sliders redraw the surface in a running notebook. On the static site they "
-        "show the saved view; the animation below the explorer needs no kernel.</small>"
+        "<small>The sliders redraw the surface in a running notebook (download or launch "
+        "this page). On the static site they show the view saved when the book was built."
+        "</small>"
     )
     return widgets.VBox([widgets.VBox(list(controls.values())), output, note])
 
@@ -340,7 +358,7 @@ def gate_animation(
         )
         for s in slope_values
     ]
-    halfrange = max(max(surface.max_abs_curvature for surface in surfaces), 1e-12)
+    halfrange = max(_colour_scale(surface) for surface in surfaces)
     fig = plt.figure(figsize=(10.5, 4.4))
 
     def draw(frame: int):

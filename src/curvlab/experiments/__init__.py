@@ -1,0 +1,44 @@
+"""The book's experiments, as functions that run a whole study and return tidy records.
+
+- :mod:`curvlab.experiments.cache`  the on-disk JSON cache keyed by configuration and by the
+  source code of the modules involved (:func:`~curvlab.experiments.cache.cached`).
+- :mod:`curvlab.experiments.decision`  gated against ungated attention on tasks with linear
+  and nonlinear decision boundaries: accuracy and representation curvature over seeds.
+
+A record is a flat dict of plain values (str, int, float, None), one per run, so a list of
+records is a table: :func:`write_csv` writes it.  Submodules are imported on demand.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["write_csv"]
+
+
+def write_csv(records: Iterable[dict], path) -> Path:
+    """Write tidy records as a CSV table (columns: the union of keys, first-seen order).
+
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = write_csv([{"a": 1, "b": 2.5}, {"a": 2, "c": None}], pathlib.Path(d) / "t.csv")
+    ...     print(out.read_text().strip())
+    a,b,c
+    1,2.5,
+    2,,
+    """
+    records = list(records)
+    columns: dict[str, None] = {}
+    for record in records:
+        if not isinstance(record, dict):
+            raise TypeError(f"records: expected dicts, got {type(record)!r}")
+        columns.update(dict.fromkeys(record))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(records)
+    return path

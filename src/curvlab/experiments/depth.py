@@ -1,0 +1,732 @@
+"""The depth study: representation curvature against depth L, gated and ungated, scale-free.
+
+Two studies and the statistics that summarise them.
+
+**Attention stacks** (:func:`depth_study`).  One run = (regime, model, depth L, seed): build the
+classifier of :func:`curvlab.attention.build_classifier` from the seed, measure the curvature of
+its representation sheet x ∈ P ↦ pooled state after the last block (P = [-1, 1]², Σ = I) at
+initialisation, train it on one nonlinear task (:func:`curvlab.tasks.make_task`,
+:func:`curvlab.training.fit`), and measure again.  Regimes:
+
+    structured   one ReadWriteBlock tied over the L layers: it reads the first d − m coordinates
+                 and writes only the last m, so h_L = h_0 + L·(0, Δ(x)) (the coherent regime)
+    generic      L untied residual AttentionBlocks reading and writing all d coordinates
+
+Each phase ("init", "trained") gives one tidy record with the sheet statistics of
+:func:`curvlab.experiments.decision.representation_curvature` (the same as chapter 7's)::
+
+    curvature_total_abs          ∫_P |K| dA   (area of the Gauss image: scale-free, the headline)
+    curvature_dimensionless      K̄ · A        (mean K over P times the image area: scale-free)
+    curvature_positive_fraction  share of the image area with K > 0
+    curvature_mean_abs           mean |K| over P (raw, NOT scale-free: shown for the artefact)
+
+and the Poole et al. measures of 1-D probes (straight chords of P, :data:`PROBES`): the mean
+Grassmannian length L_G = ∫ κ ‖v‖ dθ (scale-free), Euclidean length L_E and mean κ = L_G / L_E.
+
+**Poole et al.'s anchor** (:func:`poole_study`).  Random deep tanh networks
+h^l = W^l tanh(h^{l−1}) + b^l, W^l_ij ~ N(0, σ_w²/N), b^l_i ~ N(0, σ_b²), fed a great circle
+(and a patch of a 2-sphere) of radius √(N q*), in the ordered (σ_w² = 1) and chaotic (σ_w² = 4)
+phases, σ_b² = 0.3.  Mean field (:func:`mean_field_chi1`):
+q* = σ_w² E_z[tanh(√q* z)²] + σ_b², χ₁ = σ_w² E_z[tanh'(√q* z)²]; chaotic means χ₁ > 1, where
+L_G grows like (√χ₁)^l while κ saturates; ordered means χ₁ < 1, where the image shrinks, so κ
+and mean |K| grow although L_G and ∫|K| dA stay bounded: the scale artefact.
+
+Growth laws (:func:`fit_power_law`, :func:`fit_exponential`, :func:`growth_laws`): least
+squares of log(value) on log L (power law, slope = the exponent) or on L (exponential, growth
+factor per layer), over every run (all seeds), with the coefficient of determination r².
+
+The protocol (models, task, widths, optimiser, epochs, grids, probes) is this library's own:
+the paper's settings are not known.  :data:`SCALES` holds three sizes; ``small`` (depths 1, 2,
+4, 8, five seeds) runs in about a minute on two CPU cores.  Runs are cached on disk
+(:mod:`curvlab.experiments.cache`) keyed by configuration and source code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from curvlab.attention import VARIANTS, build_classifier, representation_map
+from curvlab.curvature import gaussian_curvature, immersion_mask, metric
+from curvlab.experiments import write_csv
+from curvlab.experiments.cache import cached
+from curvlab.experiments.decision import PATCH, representation_curvature
+from curvlab.measures import curve_measures, quadrature_grid, surface_measures_from_grid
+from curvlab.tasks import TASKS, make_task
+from curvlab.training import evaluate, fit, resolve_device
+
+__all__ = [
+    "CODE_MODULES",
+    "DEPTH_MODELS",
+    "PHASES",
+    "POOLE_PHASES",
+    "PROBES",
+    "REGIMES",
+    "SCALES",
+    "SHEET_METRICS",
+    "add_depth_arguments",
+    "depth_config",
+    "depth_study",
+    "fit_exponential",
+    "fit_power_law",
+    "growth_laws",
+    "mean_field_chi1",
+    "poole_study",
+    "probe_lengths",
+    "random_tanh_network",
+    "run_cli",
+    "run_depth",
+    "sheet_curvature",
+]
+
+CODE_MODULES: tuple[str, ...] = (
+    "curvlab.attention",
+    "curvlab.curvature",
+    "curvlab.experiments.decision",
+    "curvlab.experiments.depth",
+    "curvlab.measures",
+    "curvlab.tasks",
+    "curvlab.training",
+)
+"""The modules a cached run depends on: a change to any of their sources recomputes it."""
+
+REGIMES: tuple[str, ...] = ("structured", "generic")
+"""Weight-tied read/write stacks (coherent increments) and untied generic residual stacks."""
+
+DEPTH_MODELS: tuple[str, ...] = ("ungated", "gated_headwise")
+"""The variants compared by default (any of :data:`curvlab.attention.VARIANTS` is accepted)."""
+
+PHASES: tuple[str, ...] = ("init", "trained")
+"""When a representation is measured: at initialisation and after training."""
+
+SHEET_METRICS: tuple[str, ...] = (
+    "curvature_total_abs",
+    "curvature_dimensionless",
+    "curvature_positive_fraction",
+    "curvature_mean_abs",
+)
+"""The sheet statistics of every record (the same names as the decision study's)."""
+
+PROBES: tuple[tuple[tuple[float, float], tuple[float, float]], ...] = (
+    ((-0.9, -0.3), (0.9, -0.3)),
+    ((-0.8, 0.8), (0.8, -0.6)),
+)
+"""The 1-D probes: straight chords (start, end) of the input patch, measured as open curves."""
+
+POOLE_PHASES: dict[str, tuple[float, float]] = {"ordered": (1.0, 0.3), "chaotic": (4.0, 0.3)}
+"""(σ_w², σ_b²) of Poole et al.'s two phases of random deep tanh networks."""
+
+_MODEL = {"d_model": 4, "n_heads": 1, "n_tokens": 2, "write_dim": 2, "residual": True}
+_FIT = {"task": "circles", "n_train": 128, "n_test": 256, "noise": 0.05, "epochs": 40}
+_POOLE = {"width": 48, "max_depth": 8, "curve_points": 96, "sphere_grid": 8}
+
+SCALES: dict[str, dict] = {
+    "small": {
+        **_MODEL,
+        **_FIT,
+        **_POOLE,
+        "learning_rate": 0.05,
+        "regimes": list(REGIMES),
+        "models": list(DEPTH_MODELS),
+        "depths": [1, 2, 4, 8],
+        "seeds": [0, 1, 2, 3, 4],
+        "grid": 8,
+        "probe_points": 24,
+        "poole_seeds": [0, 1, 2, 3, 4],
+    },
+    "medium": {
+        **_MODEL,
+        **_FIT,
+        **_POOLE,
+        "d_model": 8,
+        "n_heads": 2,
+        "n_tokens": 4,
+        "n_train": 256,
+        "n_test": 512,
+        "epochs": 150,
+        "learning_rate": 0.02,
+        "regimes": list(REGIMES),
+        "models": list(DEPTH_MODELS),
+        "depths": [1, 2, 4, 8, 16],
+        "seeds": list(range(10)),
+        "grid": 16,
+        "probe_points": 48,
+        "width": 200,
+        "max_depth": 12,
+        "curve_points": 256,
+        "sphere_grid": 12,
+        "poole_seeds": list(range(10)),
+    },
+    "large": {
+        **_MODEL,
+        **_FIT,
+        **_POOLE,
+        "d_model": 16,
+        "n_heads": 2,
+        "n_tokens": 8,
+        "write_dim": 4,
+        "n_train": 1024,
+        "n_test": 2048,
+        "epochs": 300,
+        "learning_rate": 0.01,
+        "regimes": list(REGIMES),
+        "models": ["ungated", "gated_headwise", "gated_elementwise"],
+        "depths": [1, 2, 4, 8, 16, 32],
+        "seeds": list(range(20)),
+        "grid": 24,
+        "probe_points": 64,
+        "width": 1000,
+        "max_depth": 16,
+        "curve_points": 512,
+        "sphere_grid": 16,
+        "poole_seeds": list(range(20)),
+    },
+}
+"""Study sizes.  A config holds one run's settings plus the lists it sweeps (``regimes``,
+``models``, ``depths``, ``seeds``), the grid (points per axis), the probes' quadrature points,
+and the Poole anchor's network ``width``, ``max_depth`` and ``poole_seeds``."""
+
+_SWEPT = ("regimes", "models", "depths", "seeds")
+
+
+def _check_int_list(name: str, values, minimum: int) -> list[int]:
+    if not isinstance(values, list) or not values:
+        raise ValueError(f"{name}: expected a nonempty list of integers, got {values!r}")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ValueError(f"{name}: expected integers >= {minimum}, got {value!r}")
+    return values
+
+
+def depth_config(scale: str = "small", **overrides) -> dict:
+    """The depth study's configuration at ``scale`` with ``overrides`` (unknown keys rejected).
+
+    >>> config = depth_config("small", seeds=[0, 1])
+    >>> config["depths"], config["seeds"], config["task"]
+    ([1, 2, 4, 8], [0, 1], 'circles')
+    """
+    if scale not in SCALES:
+        raise ValueError(f"scale: expected one of {tuple(SCALES)}, got {scale!r}")
+    config = {k: (list(v) if isinstance(v, list) else v) for k, v in SCALES[scale].items()}
+    unknown = sorted(set(overrides) - set(config))
+    if unknown:
+        raise ValueError(f"{unknown[0]}: not a setting of the depth study ({sorted(config)})")
+    config.update({k: list(v) if isinstance(v, tuple) else v for k, v in overrides.items()})
+    for name in ("regimes", "models"):
+        if not isinstance(config[name], list) or not config[name]:
+            raise ValueError(f"{name}: expected a nonempty list, got {config[name]!r}")
+    for regime in config["regimes"]:
+        if regime not in REGIMES:
+            raise ValueError(f"regimes: expected names from {REGIMES}, got {regime!r}")
+    for model in config["models"]:
+        if model not in VARIANTS:
+            raise ValueError(f"models: expected names from {VARIANTS}, got {model!r}")
+    _check_int_list("depths", config["depths"], 1)
+    _check_int_list("seeds", config["seeds"], 0)
+    _check_int_list("poole_seeds", config["poole_seeds"], 0)
+    if config["task"] not in TASKS:
+        raise ValueError(f"task: expected one of {TASKS}, got {config['task']!r}")
+    for name, minimum in (("grid", 2), ("probe_points", 2), ("width", 3), ("max_depth", 1)):
+        _check_int_list(name, [config[name]], minimum)
+    return config
+
+
+# ---------------------------------------------------------------------------------------------
+# measuring one map
+
+
+def sheet_curvature(f: Callable, patch=PATCH, points_per_axis: int = 12, cov=None) -> dict:
+    """Curvature statistics of any surface f: (2,) -> (d,) over ``patch`` (midpoint grid).
+
+    The same statistics, under the same names, as
+    :func:`curvlab.experiments.decision.representation_curvature` computes for a classifier:
+    ``curvature_total_abs`` = ∫|K| dA, ``curvature_dimensionless`` = K̄·A,
+    ``curvature_positive_fraction``, ``curvature_mean_abs`` = mean |K| over the patch (raw),
+    ``area``; nodes where f is not an immersion are excluded and counted.  Scaling f by c
+    multiplies K by 1/c² and A by c², so only ``curvature_mean_abs`` and ``area`` change.
+
+    >>> import torch
+    >>> sphere = lambda x: 2 * torch.stack([torch.sin(x[0]) * torch.cos(x[1]),
+    ...                                     torch.sin(x[0]) * torch.sin(x[1]), torch.cos(x[0])])
+    >>> stats = sheet_curvature(sphere, [(0.5, 2.5), (0.0, 3.0)], 16)
+    >>> round(stats["curvature_mean_abs"], 12), stats["curvature_positive_fraction"]
+    (0.25, 1.0)
+    """
+    nodes, weights = quadrature_grid(patch, points_per_axis, rule="midpoint")
+    nodes, weights = nodes.reshape(-1, nodes.shape[-1]), weights.reshape(-1)
+    good = immersion_mask(f, nodes, cov)
+    stats = {"curvature_nodes": int(good.sum()), "non_immersed_nodes": int((~good).sum())}
+    if not good.any():
+        return {**stats, **dict.fromkeys((*SHEET_METRICS, "area"))}
+    nodes, weights = nodes[good], weights[good]
+    K = gaussian_curvature(f, nodes, cov)  # (n,)
+    volume_element = torch.sqrt(torch.linalg.det(metric(f, nodes, cov)))  # (n,)
+    measures = surface_measures_from_grid(K, volume_element, weights)
+    return {
+        **stats,
+        "curvature_total_abs": measures.total_absolute_curvature,
+        "curvature_dimensionless": measures.dimensionless_curvature,
+        "curvature_positive_fraction": measures.positive_fraction,
+        "curvature_mean_abs": float(K.abs().mean()),
+        "area": measures.area,
+    }
+
+
+def _chord(start: Sequence[float], end: Sequence[float]) -> Callable:
+    a = torch.tensor(start, dtype=torch.float64)
+    b = torch.tensor(end, dtype=torch.float64)
+
+    def point(t: torch.Tensor) -> torch.Tensor:
+        return a + t * (b - a)  # (2,)
+
+    return point
+
+
+def probe_lengths(f: Callable, probes=PROBES, points: int = 32) -> dict:
+    """Mean Poole measures of f's image of the straight chords ``probes`` of the input patch.
+
+    Each probe (start, end) is the open curve θ ∈ [0, 1] ↦ start + θ (end − start), measured
+    by :func:`curvlab.measures.curve_measures` (Gauss–Legendre, ``points`` nodes).  Returns
+    ``grassmannian_length`` (mean L_G, scale-free), ``euclidean_length`` (mean L_E) and
+    ``curve_curvature_mean`` (mean of L_G / L_E, raw).  An affine f gives L_G = 0.
+
+    >>> import torch
+    >>> lengths = probe_lengths(lambda x: torch.cat([x, x[:1] ** 2]), points=64)
+    >>> lengths["grassmannian_length"] > 0
+    True
+    """
+    measured = [
+        curve_measures(f, _chord(start, end), (0.0, 1.0), points, closed=False)
+        for start, end in probes
+    ]
+    return {
+        "grassmannian_length": statistics.fmean(m.grassmannian_length for m in measured),
+        "euclidean_length": statistics.fmean(m.euclidean_length for m in measured),
+        "curve_curvature_mean": statistics.fmean(m.mean_curvature for m in measured),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# the attention study
+
+
+def _build(run_config: dict):
+    structured = run_config["regime"] == "structured"
+    return build_classifier(
+        run_config["model"],
+        depth=run_config["depth"],
+        d_model=run_config["d_model"],
+        n_heads=run_config["n_heads"],
+        n_tokens=run_config["n_tokens"],
+        residual=run_config["residual"],
+        structured=structured,
+        write_dim=run_config["write_dim"],
+        seed=run_config["seed"],
+    )
+
+
+def _measure(model, run_config: dict) -> dict:
+    cpu_model = model.to("cpu")
+    stats = representation_curvature(cpu_model, points_per_axis=run_config["grid"])
+    lengths = probe_lengths(representation_map(cpu_model), points=run_config["probe_points"])
+    return {**stats, **lengths}
+
+
+def _run(run_config: dict) -> list[dict]:
+    start = time.perf_counter()
+    device = run_config["device"]
+    data = make_task(
+        run_config["task"],
+        n_train=run_config["n_train"],
+        n_test=run_config["n_test"],
+        seed=run_config["seed"],
+        noise=run_config["noise"],
+    )
+    model = _build(run_config)
+    key = {k: run_config[k] for k in ("regime", "model", "depth", "seed")}
+    tested = evaluate(model, data.test_points, data.test_labels, device=device)
+    init = {**key, "phase": "init", "accuracy": tested["accuracy"], **_measure(model, run_config)}
+    fitted = fit(
+        model,
+        data.train_points,
+        data.train_labels,
+        epochs=run_config["epochs"],
+        learning_rate=run_config["learning_rate"],
+        seed=run_config["seed"],
+        device=device,
+    )
+    tested = evaluate(model, data.test_points, data.test_labels, device=device)
+    trained = {
+        **key,
+        "phase": "trained",
+        "accuracy": tested["accuracy"],
+        "train_accuracy": fitted["train_accuracy"],
+        **_measure(model, run_config),
+    }
+    seconds = time.perf_counter() - start
+    return [{**init, "seconds": seconds}, {**trained, "seconds": seconds}]
+
+
+def run_depth(run_config: dict, *, directory=None, refresh: bool = False) -> list[dict]:
+    """One cached run (both phases): ``run_config`` is a study config whose swept lists are
+    replaced by single ``regime``, ``model``, ``depth``, ``seed`` entries, plus ``device``."""
+    return cached(
+        _run, run_config, name="depth", modules=CODE_MODULES, directory=directory, refresh=refresh
+    )
+
+
+def depth_study(
+    scale: str = "small",
+    *,
+    directory=None,
+    refresh: bool = False,
+    progress: bool = False,
+    device=None,
+    **overrides,
+) -> list[dict]:
+    """Run (or read from the cache) the attention depth study; tidy records, two per run.
+
+    Sweeps regimes × models × depths × seeds of :func:`depth_config`.  Each record: regime,
+    model, depth, seed, phase ("init" or "trained"), test accuracy (and train accuracy after
+    training), the :data:`SHEET_METRICS`, area and node counts, the probe lengths of
+    :func:`probe_lengths`, and the run's wall time ``seconds`` (as first computed).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     records = depth_study(directory=d, regimes=["structured"], models=["ungated"],
+    ...                           depths=[1], seeds=[0], epochs=1, grid=3, device="cpu")
+    >>> [(r["phase"], r["curvature_nodes"]) for r in records]
+    [('init', 9), ('trained', 9)]
+    """
+    config = depth_config(scale, **overrides)
+    device = str(resolve_device(device))
+    base = {k: v for k, v in config.items() if k not in (*_SWEPT, *_POOLE, "poole_seeds")}
+    runs = [
+        (regime, model, depth, seed)
+        for regime in config["regimes"]
+        for model in config["models"]
+        for depth in config["depths"]
+        for seed in config["seeds"]
+    ]
+    records = []
+    for regime, model, depth, seed in tqdm(runs, desc="depth study", disable=not progress):
+        run_config = {**base, "regime": regime, "model": model, "depth": depth, "seed": seed}
+        run_config["device"] = device
+        records.extend(run_depth(run_config, directory=directory, refresh=refresh))
+    return records
+
+
+# ---------------------------------------------------------------------------------------------
+# growth laws
+
+
+def _least_squares(x: Sequence[float], y: Sequence[float]) -> tuple[float, float, float]:
+    """Slope, intercept and r² of the least-squares line y ≈ slope·x + intercept."""
+    xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    slope, intercept = np.polyfit(xs, ys, 1)
+    residual = float(((ys - (slope * xs + intercept)) ** 2).sum())
+    total = float(((ys - ys.mean()) ** 2).sum())
+    r_squared = 1.0 - residual / total if total > 0 else 1.0
+    return float(slope), float(intercept), r_squared
+
+
+def _check_fit_data(depths, values, *, positive_depths: bool) -> tuple[list[float], list[float]]:
+    depths, values = [float(d) for d in depths], [float(v) for v in values]
+    if len(depths) != len(values) or len(set(depths)) < 2:
+        raise ValueError(
+            f"depths, values: expected equal lengths and at least 2 distinct depths, got "
+            f"{len(depths)} depths ({len(set(depths))} distinct) and {len(values)} values"
+        )
+    if any(not (math.isfinite(v) and v > 0) for v in values):
+        raise ValueError("values: a growth law needs finite values > 0 (a flat map has none)")
+    if positive_depths and any(not d > 0 for d in depths):
+        raise ValueError("depths: a power law needs depths > 0")
+    return depths, values
+
+
+def fit_power_law(depths: Sequence[float], values: Sequence[float]) -> dict:
+    """Fit value ≈ C · L^p by least squares of log value on log L: p, C and r² (log scale).
+
+    Every (depth, value) pair counts (pass all seeds).  ValueError for values ≤ 0.
+
+    >>> law = fit_power_law([1, 2, 4, 8], [3.0, 12.0, 48.0, 192.0])
+    >>> round(law["exponent"], 12), round(law["prefactor"], 12), round(law["r_squared"], 12)
+    (2.0, 3.0, 1.0)
+    """
+    depths, values = _check_fit_data(depths, values, positive_depths=True)
+    slope, intercept, r_squared = _least_squares(
+        [math.log(d) for d in depths], [math.log(v) for v in values]
+    )
+    return {"exponent": slope, "prefactor": math.exp(intercept), "r_squared": r_squared}
+
+
+def fit_exponential(depths: Sequence[float], values: Sequence[float]) -> dict:
+    """Fit value ≈ C · a^L by least squares of log value on L: growth factor a per layer, r².
+
+    >>> law = fit_exponential([1, 2, 3], [2.0, 4.0, 8.0])
+    >>> round(law["growth_factor"], 12), round(law["prefactor"], 12), round(law["r_squared"], 12)
+    (2.0, 1.0, 1.0)
+    """
+    depths, values = _check_fit_data(depths, values, positive_depths=False)
+    slope, intercept, r_squared = _least_squares(depths, [math.log(v) for v in values])
+    return {
+        "growth_factor": math.exp(slope),
+        "prefactor": math.exp(intercept),
+        "r_squared": r_squared,
+    }
+
+
+def growth_laws(
+    records: Iterable[dict],
+    metric: str = "curvature_total_abs",
+    by: Sequence[str] = ("regime", "model", "phase"),
+    *,
+    flat_tolerance: float = 1e-9,
+) -> list[dict]:
+    """The power law of ``metric`` against depth per group of ``by``, one tidy row per group.
+
+    Row: the group keys, ``metric``, ``n`` (runs), ``depths``, ``means`` (mean over seeds per
+    depth), ``increasing`` (the means strictly increase with depth), ``flat`` (every value below
+    ``flat_tolerance``) and the :func:`fit_power_law` of all (depth, value) pairs; when the
+    group is flat, or has a value ≤ 0 (a signed metric), ``exponent``, ``prefactor`` and
+    ``r_squared`` are None.
+
+    >>> rows = growth_laws([{"g": "a", "depth": d, "m": 5.0 * d} for d in (1, 2, 4)], "m", ["g"])
+    >>> rows[0]["increasing"], round(rows[0]["exponent"], 12)
+    (True, 1.0)
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for record in records:
+        if record.get(metric) is not None:
+            groups.setdefault(tuple(record[key] for key in by), []).append(record)
+    rows = []
+    for key, members in groups.items():
+        depths = sorted({r["depth"] for r in members})
+        means = [statistics.fmean(r[metric] for r in members if r["depth"] == d) for d in depths]
+        flat = all(abs(r[metric]) < flat_tolerance for r in members)
+        row = {
+            **dict(zip(by, key, strict=True)),
+            "metric": metric,
+            "n": len(members),
+            "depths": depths,
+            "means": means,
+            "increasing": all(b > a for a, b in zip(means, means[1:], strict=False)),
+            "flat": flat,
+        }
+        positive = all(r[metric] > 0 for r in members)
+        if flat or not positive or len(depths) < 2:
+            row.update(exponent=None, prefactor=None, r_squared=None)
+        else:
+            row.update(fit_power_law([r["depth"] for r in members], [r[metric] for r in members]))
+        rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Poole et al.'s anchor: random deep tanh networks
+
+
+def mean_field_chi1(sigma_w2: float, sigma_b2: float, *, nodes: int = 101) -> dict:
+    """Mean-field length fixed point q* and χ₁ of a random tanh network (Poole et al. 2016).
+
+    q* = σ_w² E_z[tanh(√q* z)²] + σ_b² (iterated from q = 1) and χ₁ = σ_w² E_z[tanh'(√q* z)²],
+    z ~ N(0, 1) by Gauss–Hermite quadrature with ``nodes`` nodes.  χ₁ < 1: ordered, > 1: chaotic.
+
+    >>> result = mean_field_chi1(4.0, 0.3)
+    >>> result["chi1"] > 1 > mean_field_chi1(1.0, 0.3)["chi1"]
+    True
+    """
+    for name, value in (("sigma_w2", sigma_w2), ("sigma_b2", sigma_b2)):
+        if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+            raise ValueError(f"{name}: expected a finite number >= 0, got {value!r}")
+    if sigma_w2 == 0:
+        raise ValueError("sigma_w2: expected a number > 0")
+    z, weights = np.polynomial.hermite_e.hermegauss(nodes)
+    weights = weights / weights.sum()
+    q = 1.0
+    for _ in range(1000):
+        q_next = sigma_w2 * float((weights * np.tanh(np.sqrt(q) * z) ** 2).sum()) + sigma_b2
+        if abs(q_next - q) < 1e-14:
+            q = q_next
+            break
+        q = q_next
+    slope = 1.0 - np.tanh(np.sqrt(q) * z) ** 2
+    return {"q_star": q, "chi1": sigma_w2 * float((weights * slope**2).sum())}
+
+
+def random_tanh_network(
+    width: int, depth: int, sigma_w2: float, sigma_b2: float, *, seed: int = 0
+) -> Callable[[torch.Tensor, int], torch.Tensor]:
+    """A random tanh network net(x, l) = h^l, h^0 = x, h^l = W^l tanh(h^{l−1}) + b^l.
+
+    W^l ~ N(0, σ_w²/N) and b^l ~ N(0, σ_b²) entrywise (N = ``width``), float64, drawn from
+    ``seed`` without touching the global generator; l runs over 0..``depth``.
+
+    >>> net = random_tanh_network(16, 3, 4.0, 0.3, seed=0)
+    >>> net(torch.zeros(16, dtype=torch.float64), 3).shape
+    torch.Size([16])
+    """
+    for name, value in (("width", width), ("depth", depth)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+    generator = torch.Generator().manual_seed(seed)
+    scale_w, scale_b = math.sqrt(sigma_w2 / width), math.sqrt(sigma_b2)
+    weights = [
+        scale_w * torch.randn(width, width, generator=generator, dtype=torch.float64)
+        for _ in range(depth)
+    ]
+    biases = [
+        scale_b * torch.randn(width, generator=generator, dtype=torch.float64) for _ in range(depth)
+    ]
+
+    def net(x: torch.Tensor, layer: int) -> torch.Tensor:
+        if not 0 <= layer <= depth:
+            raise ValueError(f"layer: expected 0..{depth}, got {layer!r}")
+        h = x  # (N,)
+        for w, b in zip(weights[:layer], biases[:layer], strict=True):
+            h = w @ torch.tanh(h) + b  # (N,)
+        return h
+
+    return net
+
+
+def _poole_run(run_config: dict) -> list[dict]:
+    width, max_depth, seed = run_config["width"], run_config["max_depth"], run_config["seed"]
+    sigma_w2, sigma_b2 = POOLE_PHASES[run_config["phase"]]
+    mean_field = mean_field_chi1(sigma_w2, sigma_b2)
+    net = random_tanh_network(width, max_depth, sigma_w2, sigma_b2, seed=seed)
+    generator = torch.Generator().manual_seed(10_000 + seed)
+    basis, _ = torch.linalg.qr(torch.randn(width, 3, generator=generator, dtype=torch.float64))
+    radius = math.sqrt(width * mean_field["q_star"])
+
+    def circle(t: torch.Tensor) -> torch.Tensor:
+        return radius * (basis[:, 0] * torch.cos(t) + basis[:, 1] * torch.sin(t))  # (N,)
+
+    def sphere(u: torch.Tensor) -> torch.Tensor:
+        polar, azimuth = u[0], u[1]
+        ring = basis[:, 0] * torch.cos(azimuth) + basis[:, 1] * torch.sin(azimuth)
+        return radius * (torch.sin(polar) * ring + torch.cos(polar) * basis[:, 2])  # (N,)
+
+    patch = ((math.pi / 4, 3 * math.pi / 4), (0.0, math.pi))
+    records = []
+    for layer in range(1, max_depth + 1):
+        curve = curve_measures(
+            lambda x, layer=layer: net(x, layer), circle, points=run_config["curve_points"]
+        )
+        sheet = sheet_curvature(
+            lambda u, layer=layer: net(sphere(u), layer), patch, run_config["sphere_grid"]
+        )
+        records.append(
+            {
+                "phase": run_config["phase"],
+                "seed": seed,
+                "depth": layer,
+                "chi1": mean_field["chi1"],
+                "grassmannian_length": curve.grassmannian_length,
+                "euclidean_length": curve.euclidean_length,
+                "curve_curvature_mean": curve.mean_curvature,
+                **{k: sheet[k] for k in (*SHEET_METRICS, "area")},
+            }
+        )
+    return records
+
+
+def poole_study(scale: str = "small", *, directory=None, refresh: bool = False, **overrides):
+    """Poole et al.'s anchor (cached): records per (phase, seed, depth 1..max_depth).
+
+    Record: phase ("ordered"/"chaotic"), seed, depth, the mean-field χ₁, the great circle's
+    ``grassmannian_length``, ``euclidean_length`` and ``curve_curvature_mean`` (κ averaged over
+    arclength), and the 2-sphere patch's :data:`SHEET_METRICS` and area.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     records = poole_study(directory=d, width=8, max_depth=2, poole_seeds=[0],
+    ...                           curve_points=16, sphere_grid=3)
+    >>> [(r["phase"], r["depth"]) for r in records]
+    [('ordered', 1), ('ordered', 2), ('chaotic', 1), ('chaotic', 2)]
+    """
+    config = depth_config(scale, **overrides)
+    records = []
+    for phase in POOLE_PHASES:
+        for seed in config["poole_seeds"]:
+            run_config = {key: config[key] for key in _POOLE}
+            run_config.update(phase=phase, seed=seed)
+            records.extend(
+                cached(
+                    _poole_run,
+                    run_config,
+                    name="depth-poole",
+                    modules=CODE_MODULES,
+                    directory=directory,
+                    refresh=refresh,
+                )
+            )
+    return records
+
+
+# ---------------------------------------------------------------------------------------------
+# command line: python -m curvlab depth
+
+
+def add_depth_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the depth study's options to ``parser`` (the ``depth`` subcommand).
+
+    >>> args = add_depth_arguments(argparse.ArgumentParser()).parse_args(["--seeds", "2"])
+    >>> args.scale, args.seeds
+    ('small', 2)
+    """
+    parser.add_argument("--scale", choices=tuple(SCALES), default="small", help="study size")
+    parser.add_argument("--seeds", type=int, default=None, help="number of seeds (0..n-1)")
+    parser.add_argument(
+        "--depths", type=int, nargs="+", default=None, help="depths L (default: the scale's)"
+    )
+    parser.add_argument("--out", default="depth-study.csv", help="CSV of the attention records")
+    parser.add_argument("--poole-out", default=None, help="CSV of the Poole anchor's records")
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
+    parser.add_argument("--refresh", action="store_true", help="recompute, ignore the cache")
+    parser.add_argument("--cache-dir", default=None, help="cache directory")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    """Run the depth study from parsed arguments, write its CSVs, print the growth laws."""
+    overrides = {}
+    if args.seeds is not None:
+        overrides["seeds"] = list(range(args.seeds))
+        overrides["poole_seeds"] = list(range(args.seeds))
+    if args.depths is not None:
+        overrides["depths"] = list(args.depths)
+    start = time.perf_counter()
+    records = depth_study(
+        args.scale,
+        directory=args.cache_dir,
+        refresh=args.refresh,
+        progress=not args.no_progress,
+        device=args.device,
+        **overrides,
+    )
+    write_csv(records, args.out)
+    print(f"{len(records)} records -> {args.out}")
+    for row in growth_laws(records):
+        law = "flat" if row["flat"] else f"L^{row['exponent']:.2f} (r² {row['r_squared']:.2f})"
+        means = ", ".join(f"{m:.3g}" for m in row["means"])
+        print(f"{row['regime']:>10} {row['model']:>15} {row['phase']:>7}: ∫|K|dA {law}; {means}")
+    if args.poole_out:
+        poole = poole_study(
+            args.scale,
+            directory=args.cache_dir,
+            refresh=args.refresh,
+            **{k: v for k, v in overrides.items() if k == "poole_seeds"},
+        )
+        write_csv(poole, args.poole_out)
+        print(f"{len(poole)} Poole anchor records -> {args.poole_out}")
+    print(f"wall time {time.perf_counter() - start:.1f} s")
+    return 0
