@@ -9,6 +9,7 @@ import pytest
 from curvlab.__main__ import build_parser, main
 
 
+@pytest.mark.slow
 def test_decision_subcommand_writes_a_csv(tmp_path, monkeypatch):
     monkeypatch.setenv("CURVLAB_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "results.csv"

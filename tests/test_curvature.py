@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -243,6 +244,8 @@ def test_isotropic_covariance_scales_curvature_by_s_squared(s):
     cov = s**2 * torch.eye(3, dtype=torch.float64)
     assert_close(gaussian_curvature(saddle, u, cov=cov), s**2 * gaussian_curvature(saddle, u))
     assert_close(metric(saddle, u, cov=cov), metric(saddle, u) / s**2)
+    second = second_fundamental_form(saddle, u, cov=cov)  # in whitened coordinates f / s
+    assert_close(second, second_fundamental_form(saddle, u) / s, atol=1e-15)
 
 
 @given(seed=seeds)
@@ -613,3 +616,94 @@ def test_lambdify_map_checks_its_inputs():
     with pytest.raises(ValueError, match="x"):
         f(torch.zeros(3))
     assert f(torch.ones(2, dtype=torch.float32)).dtype == torch.float32
+
+
+@functools.cache
+def attention_examples():
+    """Part I's attention maps from curvlab.symbolic.attention: (embedding, coords, box)."""
+    import sympy as sp
+
+    from curvlab.symbolic import (
+        elementwise_gated_mean,
+        headwise_gated_mean,
+        radial_gate,
+        structured_stack,
+        ungated_mean_logit_chart,
+    )
+
+    values = [[2, 0, 1], [0, 1, 1], [1, 1, 3]]  # three value vectors spanning R^3
+    ungated, t = ungated_mean_logit_chart(values)
+    u, v = sp.symbols("u v", real=True)
+    stack, s = structured_stack(2, [[1, 0], [0, 1]], [1, 0], gate_weights=[1, 1])
+    flat_stack, s_flat = structured_stack(2, [[1, 0], [0, 1]], [1, 0])
+    return {
+        "ungated logit chart (flat)": (ungated, t, (0.2, 3.0)),
+        "gated headwise sphere": (
+            headwise_gated_mean(ungated, radial_gate(ungated, 2)),
+            t,
+            (0.2, 3.0),
+        ),
+        "gated elementwise saddle": (
+            elementwise_gated_mean([u, v, 1], [1, 1, u * v]),
+            (u, v),
+            (-1, 1),
+        ),
+        "structured gated stack, L = 2": (stack, s, (0.3, 3.0)),
+        "structured ungated stack, L = 2 (flat)": (flat_stack, s_flat, (0.3, 3.0)),
+    }
+
+
+ATTENTION_EXAMPLES = (
+    "ungated logit chart (flat)",
+    "gated headwise sphere",
+    "gated elementwise saddle",
+    "structured gated stack, L = 2",
+    "structured ungated stack, L = 2 (flat)",
+)
+
+
+def test_attention_examples_are_the_listed_ones():
+    assert tuple(attention_examples()) == ATTENTION_EXAMPLES
+
+
+@pytest.mark.parametrize("name", ATTENTION_EXAMPLES)
+def test_torch_curvature_equals_symbolic_on_part_one_attention_maps(name):
+    from curvlab.curvature import lambdify_map
+    from curvlab.symbolic import gaussian_curvature as symbolic_K
+    from curvlab.symbolic import pullback_metric
+
+    embedding, coords, (low, high) = attention_examples()[name]
+    exact = symbolic_K(pullback_metric(embedding, list(coords)), list(coords))
+    u = uniform(rng(30), low, high, 20, 2)
+    K_torch = gaussian_curvature(lambdify_map(embedding, coords), u)
+    expected = sympy_values(exact, coords, u)
+    if "flat" in name:
+        assert exact == 0 and K_torch.abs().max() < 1e-12
+    else:
+        assert expected.abs().min() > 1e-6  # curved at every test point: a relative check
+        assert_close(K_torch, expected)
+
+
+@pytest.mark.slow
+def test_torch_curvature_equals_symbolic_on_a_sigmoid_gated_elementwise_map_and_deeper_stacks():
+    import sympy as sp
+
+    from curvlab.curvature import lambdify_map
+    from curvlab.symbolic import (
+        elementwise_gated_mean,
+        pullback_metric,
+        sigmoid_gate,
+        structured_stack,
+        ungated_mean_logit_chart,
+    )
+    from curvlab.symbolic import gaussian_curvature as symbolic_K
+
+    mean, t = ungated_mean_logit_chart([[2, 0, 1], [0, 1, 1], [1, 1, 3]])
+    gate = sigmoid_gate([sp.log(t[0]), sp.log(t[1])], sp.Matrix([[1, 0, 2], [0, 1, -1]]))
+    maps = [(elementwise_gated_mean(mean, gate), t)]
+    maps += [structured_stack(L, [[1, 0], [0, 1]], [1, 0], gate_weights=[1, 1]) for L in (1, 3)]
+    for seed, (embedding, coords) in enumerate(maps):
+        exact = symbolic_K(pullback_metric(embedding, list(coords)), list(coords))
+        u = uniform(rng(40 + seed), 0.3, 3.0, 20, 2)
+        K_torch = gaussian_curvature(lambdify_map(embedding, coords), u)
+        assert_close(K_torch, sympy_values(exact, coords, u))

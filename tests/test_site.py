@@ -602,3 +602,24 @@ def test_site_assets_are_pinned_to_exact_versions():
         assert lock["packages"][f"node_modules/{name}"]["version"] == version
     assert manifest["dependencies"]["mathjax"].startswith("3.")
     assert manifest["dependencies"]["@jupyter-widgets/html-manager"].startswith("1.0.")
+
+
+def test_paired_notebooks_are_written_deterministically(tmp_path):
+    chapter = tmp_path / "chapter.md"
+    chapter.write_text(
+        "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+        "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
+        "# Title\n\n```{code-cell} ipython3\nx = 1\n```\n\n```{code-cell} ipython3\nx = 1\n```\n",
+        encoding="utf-8",
+    )
+    pairing = _load_pairing()
+    first, second = pairing.paired_notebook_text(chapter), pairing.paired_notebook_text(chapter)
+    notebook = json.loads(first)
+    ids = [cell["id"] for cell in notebook["cells"]]
+    assert first == second
+    assert len(set(ids)) == len(ids) == 3  # equal sources in different places: distinct ids
+    assert [cell["cell_type"] for cell in notebook["cells"]] == ["markdown", "code", "code"]
+    assert all(cell.get("outputs", []) == [] for cell in notebook["cells"])
+    assert pairing.main([str(chapter)]) == 0 and pairing.main(["--check", str(chapter)]) == 0
+    chapter.write_text(chapter.read_text(encoding="utf-8") + "\nMore text.\n", encoding="utf-8")
+    assert pairing.main(["--check", str(chapter)]) == 1

@@ -177,7 +177,7 @@ def test_riemann_symmetries_on_a_three_dimensional_metric():
         for b in range(3):
             for c in range(3):
                 for d in range(3):
-                    assert upper[a, b, c, d] == -upper[a, b, d, c]
+                    assert is_zero(upper[a, b, c, d] + upper[a, b, d, c])
                     assert is_zero(lower[a, b, c, d] + lower[b, a, c, d])
                     assert is_zero(lower[a, b, c, d] - lower[c, d, a, b])
                     bianchi = upper[a, b, c, d] + upper[a, c, d, b] + upper[a, d, b, c]
@@ -237,6 +237,7 @@ def test_christoffel_and_riemann_agree_with_sympy_diffgeom(name):
 def test_three_sphere_agrees_with_sympy_diffgeom_and_is_fast():
     coords = [chi, theta, phi]
     g = pullback_metric(three_sphere_embedding(), coords)
+    sp.core.cache.clear_cache()  # a cold cache, as for a first call
     start = time.perf_counter()
     ours = scalar_curvature(g, coords)
     ours_seconds = time.perf_counter() - start

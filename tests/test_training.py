@@ -15,7 +15,7 @@ def _fit_once(seed, batch_size=None):
         model,
         task.train_points,
         task.train_labels,
-        epochs=15,
+        epochs=8,
         batch_size=batch_size,
         seed=seed,
         device="cpu",

@@ -71,6 +71,7 @@ __all__ = [
     "REGIMES",
     "SCALES",
     "SHEET_METRICS",
+    "add_cli_arguments",
     "add_depth_arguments",
     "depth_config",
     "depth_study",
@@ -676,57 +677,67 @@ def poole_study(scale: str = "small", *, directory=None, refresh: bool = False, 
 
 
 def add_depth_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the depth study's options to ``parser`` (the ``depth`` subcommand).
+    """Add the depth study's own options to ``parser`` (the ``depth`` subcommand).
+
+    ``python -m curvlab depth`` adds the common options (``--scale``, ``--out``, ``--device``,
+    ``--cache-dir``, ``--refresh``, ``--no-progress``) itself; these are the study's: ``--seeds``
+    (how many, 0..n−1), ``--depths`` and ``--poole-out`` (a CSV for the Poole anchor).
 
     >>> args = add_depth_arguments(argparse.ArgumentParser()).parse_args(["--seeds", "2"])
-    >>> args.scale, args.seeds
-    ('small', 2)
+    >>> args.seeds, args.depths, args.poole_out
+    (2, None, None)
     """
-    parser.add_argument("--scale", choices=tuple(SCALES), default="small", help="study size")
     parser.add_argument("--seeds", type=int, default=None, help="number of seeds (0..n-1)")
     parser.add_argument(
         "--depths", type=int, nargs="+", default=None, help="depths L (default: the scale's)"
     )
-    parser.add_argument("--out", default="depth-study.csv", help="CSV of the attention records")
     parser.add_argument("--poole-out", default=None, help="CSV of the Poole anchor's records")
-    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
-    parser.add_argument("--refresh", action="store_true", help="recompute, ignore the cache")
-    parser.add_argument("--cache-dir", default=None, help="cache directory")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
 
-def run_cli(args: argparse.Namespace) -> int:
-    """Run the depth study from parsed arguments, write its CSVs, print the growth laws."""
+add_cli_arguments = add_depth_arguments
+
+
+def run_cli(args: argparse.Namespace) -> list[dict]:
+    """Run the depth study from parsed arguments, print its growth laws, return its records.
+
+    Reads ``scale``, ``seeds``, ``depths``, ``device``, ``cache_dir``, ``refresh``,
+    ``no_progress`` and ``poole_out`` from ``args`` (missing ones take their defaults); the
+    caller writes the records (``python -m curvlab depth --out FILE.csv``).
+    """
+    option = vars(args).get
     overrides = {}
-    if args.seeds is not None:
-        overrides["seeds"] = list(range(args.seeds))
-        overrides["poole_seeds"] = list(range(args.seeds))
-    if args.depths is not None:
-        overrides["depths"] = list(args.depths)
+    if option("seeds") is not None:
+        if option("seeds") < 1:
+            raise ValueError(f"--seeds: expected a positive integer, got {option('seeds')}")
+        overrides["seeds"] = list(range(option("seeds")))
+    if option("depths") is not None:
+        overrides["depths"] = list(option("depths"))
+    scale, directory, refresh = (
+        option("scale") or "small",
+        option("cache_dir"),
+        bool(option("refresh")),
+    )
     start = time.perf_counter()
     records = depth_study(
-        args.scale,
-        directory=args.cache_dir,
-        refresh=args.refresh,
-        progress=not args.no_progress,
-        device=args.device,
+        scale,
+        directory=directory,
+        refresh=refresh,
+        progress=not option("no_progress"),
+        device=option("device"),
         **overrides,
     )
-    write_csv(records, args.out)
-    print(f"{len(records)} records -> {args.out}")
     for row in growth_laws(records):
-        law = "flat" if row["flat"] else f"L^{row['exponent']:.2f} (r² {row['r_squared']:.2f})"
+        if row["flat"] or row["exponent"] is None:
+            law = "flat" if row["flat"] else "no fit (one depth)"
+        else:
+            law = f"L^{row['exponent']:.2f} (r² {row['r_squared']:.2f})"
         means = ", ".join(f"{m:.3g}" for m in row["means"])
         print(f"{row['regime']:>10} {row['model']:>15} {row['phase']:>7}: ∫|K|dA {law}; {means}")
-    if args.poole_out:
-        poole = poole_study(
-            args.scale,
-            directory=args.cache_dir,
-            refresh=args.refresh,
-            **{k: v for k, v in overrides.items() if k == "poole_seeds"},
-        )
-        write_csv(poole, args.poole_out)
-        print(f"{len(poole)} Poole anchor records -> {args.poole_out}")
-    print(f"wall time {time.perf_counter() - start:.1f} s")
-    return 0
+    if option("poole_out"):
+        poole_seeds = {"poole_seeds": overrides["seeds"]} if "seeds" in overrides else {}
+        poole = poole_study(scale, directory=directory, refresh=refresh, **poole_seeds)
+        write_csv(poole, option("poole_out"))
+        print(f"{len(poole)} Poole anchor records -> {option('poole_out')}")
+    print(f"{len(records)} records, wall time {time.perf_counter() - start:.1f} s")
+    return records

@@ -14,10 +14,16 @@ Conventions (one set for the whole library):
 - ``sectional_curvature`` is K(X, Y) = R_abcd Xᵃ Yᵇ Xᶜ Yᵈ / (|X|²|Y|² − ⟨X, Y⟩²).
 - A round sphere of radius r has K = 1/r² and, in dimension k, R = k(k − 1)/r².
 
-Every entry is brought to a canceled rational form as soon as it is built (``_simplify``), and
-identities sin² = 1 − cos², sinh² = cosh² − 1 are used to decide when an entry vanishes, so no
-step ever calls ``simplify`` on a large expression.  Inverses are adjugate / determinant with the
-division-free Berkowitz determinant.
+How it stays fast (no step ever calls ``simplify`` on a large expression):
+
+- Metrics rational in the coordinates, other symbols and exponentials (softmax charts) are
+  computed in a rational function field (``_FieldArithmetic``): g = M/q over a common
+  denominator, Γ and R assembled as polynomials, one gcd per component.
+- Metrics with sin, cos, sinh, cosh are computed as expressions (``_ExpressionArithmetic``):
+  every entry is canceled as soon as it is built (``_simplify``), and sin² = 1 − cos²,
+  sinh² = cosh² − 1 decide when an entry vanishes.
+- Symmetries halve the work (Γᵃ_bc = Γᵃ_cb, Rᵃ_bcd = −Rᵃ_bdc); inverses are adjugate /
+  determinant by cofactor expansion, without SymPy's intermediate simplification.
 """
 
 from __future__ import annotations
@@ -383,6 +389,8 @@ class _FieldArithmetic:
     def __init__(self, field, derivatives, coords):
         self.field = field
         self.zero = field.zero
+        self._known = {}
+        self._to_unit = self._from_unit = _identity
         self._derivatives = derivatives  # [i] -> list of (generator element, ∂_i generator)
         self.coords = coords
 
@@ -391,11 +399,13 @@ class _FieldArithmetic:
         """The arithmetic for ``exprs`` in ``coords``, or None when they do not fit a field."""
         from sympy.polys.fields import sfield
 
-        exprs = [sp.sympify(e) for e in exprs]
-        if any(e.has(sp.Float) for e in exprs):
+        originals = [sp.sympify(e) for e in exprs]
+        if any(e.has(sp.Float) for e in originals):
             return None
+        to_unit, from_unit = _exponential_constants(originals)
+        exprs = [to_unit(e) for e in originals]
         try:
-            field, _ = sfield([*exprs, *coords])
+            field, elements = sfield([*exprs, *coords])
         except (sp.PolynomialError, sp.GeneratorsError, ValueError, TypeError):
             return None
         generators = list(field.symbols)
@@ -413,10 +423,72 @@ class _FieldArithmetic:
                 except (ValueError, sp.PolynomialError, sp.CoercionFailed):
                     return None
             derivatives.append(pairs)
-        return cls(field, derivatives, coords)
+        arithmetic = cls(field, derivatives, coords)
+        arithmetic._known = dict(zip(originals, elements, strict=False))
+        arithmetic._to_unit, arithmetic._from_unit = to_unit, from_unit
+        return arithmetic
 
     def lift(self, expr):
-        return self.field.from_expr(sp.sympify(expr))
+        expr = sp.sympify(expr)
+        if expr in self._known:  # converted when the field was built (exp(x + y) = exp(x)exp(y))
+            return self._known[expr]
+        expr = self._to_unit(expr)
+        try:
+            return self.field.from_expr(expr)
+        except ValueError:
+            return self.field.from_expr(sp.expand_power_exp(expr))
+
+    def _polynomials_closed_under_diff(self) -> bool:
+        return all(d.denom == 1 for pairs in self._derivatives for _, d in pairs)
+
+    def _polynomial_diff(self, p, i: int):
+        """∂_i of a polynomial p (requires every generator's derivative to be a polynomial)."""
+        total = self.field.ring.zero
+        for generator, derivative in self._derivatives[i]:
+            partial = p.diff(generator.numer)
+            if partial:
+                total += partial * derivative.numer
+        return total
+
+    def riemann(self, gamma: list) -> list | None:
+        """Rᵃ_bcd with a single gcd per component (None when derivatives leave the polynomials).
+
+        With Γ = N / D over a common denominator D, ∂_c Γ = (∂_c N D − N ∂_c D) / D², so
+        D² Rᵃ_bcd = (∂_c Nᵃ_db − ∂_d Nᵃ_cb) D − Nᵃ_db ∂_c D + Nᵃ_cb ∂_d D
+        + Σ_e (Nᵃ_ce Nᵉ_db − Nᵃ_de Nᵉ_cb), a polynomial; only the quotient is reduced.
+        """
+        if not self._polynomials_closed_under_diff():
+            return None
+        k, ring = len(gamma), self.field.ring
+        D = ring.one
+        for plane in gamma:
+            for row in plane:
+                for entry in row:
+                    D = D.lcm(entry.denom)
+        N = [
+            [[entry.numer * D.exquo(entry.denom) for entry in row] for row in plane]
+            for plane in gamma
+        ]
+        diff = self._polynomial_diff
+        dD = [diff(D, e) for e in range(k)]
+        dN = [
+            [[[diff(N[a][b][c], e) for c in range(k)] for b in range(k)] for a in range(k)]
+            for e in range(k)
+        ]  # dN[e][a][b][c] = ∂_e Nᵃ_bc
+        denominator = D * D
+        table = [[[[self.zero] * k for _ in range(k)] for _ in range(k)] for _ in range(k)]
+        for a in range(k):
+            for b in range(k):
+                for c in range(k):
+                    for d in range(c + 1, k):
+                        numerator = (dN[c][a][d][b] - dN[d][a][c][b]) * D
+                        numerator += N[a][c][b] * dD[d] - N[a][d][b] * dD[c]
+                        for e in range(k):
+                            numerator += N[a][c][e] * N[e][d][b] - N[a][d][e] * N[e][c][b]
+                        value = self.field.new(numerator, denominator)
+                        table[a][b][c][d] = value
+                        table[a][b][d][c] = -value
+        return table
 
     def christoffel(self, g: list) -> list | None:
         """Γ with a single gcd per symbol, or None when a derivative leaves the polynomials.
@@ -426,7 +498,7 @@ class _FieldArithmetic:
         Γᵃ_bc = Σ_d adj(M)_ad P_dbc / (2 q det M) with the polynomial
         P_dbc = q² (∂_b g_dc + ∂_c g_db − ∂_d g_bc).  Only the final quotient is reduced.
         """
-        if any(d.denom != 1 for pairs in self._derivatives for _, d in pairs):
+        if not self._polynomials_closed_under_diff():
             return None
         k, ring = len(g), self.field.ring
         q = ring.one
@@ -435,14 +507,7 @@ class _FieldArithmetic:
                 q = q.lcm(entry.denom)
         M = [[entry.numer * q.exquo(entry.denom) for entry in row] for row in g]
 
-        def diff(p, i):
-            total = ring.zero
-            for generator, derivative in self._derivatives[i]:
-                partial = p.diff(generator.numer)
-                if partial:
-                    total += partial * derivative.numer
-            return total
-
+        diff = self._polynomial_diff
         dq = [diff(q, e) for e in range(k)]
         dM = [
             [[diff(M[i][j], e) * q - M[i][j] * dq[e] for j in range(k)] for i in range(k)]
@@ -475,7 +540,49 @@ class _FieldArithmetic:
         return entry
 
     def to_expr(self, entry):
-        return entry.as_expr()
+        return self._from_unit(entry.as_expr())
+
+
+def _identity(expr):
+    return expr
+
+
+def _exponential_constants(exprs):
+    """Write every constant exp(c), c rational (and E), as a power of one symbol T = exp(1/m).
+
+    A rational function field would otherwise hold exp(1/2) and E = exp(1/2)² as two unrelated
+    generators, and expressions in both would never cancel.  Returns (to T, back from T).
+    """
+    constants = set()
+    for expr in exprs:
+        for node in expr.atoms(sp.exp):
+            constant, _ = node.args[0].as_coeff_Add()
+            if constant != 0 and constant.is_Rational:
+                constants.add(constant)
+        if expr.has(sp.E):
+            constants.add(sp.Integer(1))
+    if not constants:
+        return _identity, _identity
+    m = sp.ilcm(*[c.q for c in constants])
+    unit = sp.Dummy("exp_unit", positive=True)
+
+    def has_rational_constant(node):
+        if not isinstance(node, sp.exp):
+            return False
+        constant, _ = node.args[0].as_coeff_Add()
+        return constant != 0 and constant.is_Rational
+
+    def split(node):
+        constant, rest = node.args[0].as_coeff_Add()
+        return unit ** (constant * m) * sp.exp(rest)
+
+    def to_unit(expr):
+        return expr.replace(has_rational_constant, split).xreplace({sp.E: unit**m})
+
+    def from_unit(expr):
+        return expr.xreplace({unit: sp.exp(sp.Rational(1, m))})
+
+    return to_unit, from_unit
 
 
 def _arithmetic_for(g: sp.Matrix, coords, extra=()):
@@ -546,6 +653,8 @@ class _Geometry:
     @property
     def riemann(self) -> list:
         """riemann[a][b][c][d] = Rᵃ_bcd, antisymmetric in (c, d): only c < d is computed."""
+        if self._riemann is None and isinstance(self.A, _FieldArithmetic):
+            self._riemann = self.A.riemann(self.gamma)
         if self._riemann is None:
             k, A, G = self.k, self.A, self.gamma
             table = [[[[A.zero] * k for _ in range(k)] for _ in range(k)] for _ in range(k)]

@@ -1,0 +1,224 @@
+"""The depth study: its measures, growth-law fits, Poole anchor and the structured regime."""
+
+import argparse
+import csv
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from curvlab.experiments import depth
+
+TINY = {
+    "depths": [1, 2],
+    "seeds": [0],
+    "epochs": 2,
+    "grid": 3,
+    "probe_points": 4,
+    "n_train": 16,
+    "n_test": 16,
+    "device": "cpu",
+}
+
+
+def _ridge_stack(L: int, gated: bool):
+    """(x, L·φ(x)) with φ a ridge function (ungated) or a gate times a ridge (gated)."""
+    w = torch.tensor([0.8, -0.6], dtype=torch.float64)
+    k = torch.tensor([0.3, 1.1], dtype=torch.float64)
+
+    def f(x):
+        phi = 1.5 * torch.sigmoid(k @ x + 0.2) - 0.5
+        if gated:
+            phi = torch.sigmoid(w @ x + 0.1) * phi
+        return torch.cat([x, (L * phi).reshape(1)])
+
+    return f
+
+
+@pytest.mark.slow
+def test_depth_study_is_deterministic(tmp_path):
+    kwargs = dict(TINY, regimes=["structured", "generic"], models=["gated_headwise"])
+    first = depth.depth_study(directory=tmp_path / "a", **kwargs)
+    second = depth.depth_study(directory=tmp_path / "b", **kwargs)
+    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in first]
+    assert strip == [{k: v for k, v in r.items() if k != "seconds"} for r in second]
+    assert {(r["regime"], r["depth"], r["phase"]) for r in first} == {
+        (g, d, p) for g in ("structured", "generic") for d in (1, 2) for p in depth.PHASES
+    }
+
+
+def test_cached_depth_run_equals_fresh_run(tmp_path):
+    kwargs = dict(TINY, regimes=["generic"], models=["ungated"], depths=[1])
+    fresh = depth.depth_study(directory=tmp_path, **kwargs)
+    again = depth.depth_study(directory=tmp_path, **kwargs)
+    assert fresh == again
+
+
+def test_structured_stack_of_ridge_increments_is_flat_at_every_depth():
+    for L in (1, 2, 4, 8):
+        stats = depth.sheet_curvature(_ridge_stack(L, gated=False), points_per_axis=8)
+        assert stats["non_immersed_nodes"] == 0
+        assert stats["curvature_total_abs"] < 1e-12
+        assert stats["curvature_positive_fraction"] == 0.0
+
+
+def test_gated_structured_stack_total_curvature_grows_with_depth_at_small_depth():
+    totals = [
+        depth.sheet_curvature(_ridge_stack(L, gated=True), points_per_axis=10)[
+            "curvature_total_abs"
+        ]
+        for L in (1, 2, 4, 8)
+    ]
+    assert totals[0] > 1e-6
+    assert all(b > a for a, b in zip(totals, totals[1:], strict=False))
+
+
+@settings(max_examples=10, deadline=None)
+@given(scale=st.floats(min_value=0.05, max_value=20.0))
+def test_scaling_a_map_scales_curvature_but_not_the_scale_free_measures(scale):
+    f = _ridge_stack(3, gated=True)
+    base = depth.sheet_curvature(f, points_per_axis=6)
+    scaled = depth.sheet_curvature(lambda x: scale * f(x), points_per_axis=6)
+    assert math.isclose(
+        scaled["curvature_mean_abs"], base["curvature_mean_abs"] / scale**2, rel_tol=1e-8
+    )
+    assert math.isclose(scaled["area"], base["area"] * scale**2, rel_tol=1e-8)
+    for name in ("curvature_total_abs", "curvature_dimensionless", "curvature_positive_fraction"):
+        assert math.isclose(scaled[name], base[name], rel_tol=1e-8, abs_tol=1e-14)
+
+
+def test_grassmannian_length_is_scale_free_and_zero_for_affine_maps():
+    def bend(x):
+        return torch.stack([x[0], x[1], torch.sin(2 * x[0]) * x[1]])
+
+    base = depth.probe_lengths(bend, points=32)
+    scaled = depth.probe_lengths(lambda x: 7.0 * bend(x), points=32)
+    assert base["grassmannian_length"] > 0.1
+    assert math.isclose(scaled["grassmannian_length"], base["grassmannian_length"], rel_tol=1e-9)
+    assert math.isclose(scaled["euclidean_length"], 7 * base["euclidean_length"], rel_tol=1e-9)
+    affine = depth.probe_lengths(lambda x: torch.stack([x[0] + x[1], 2 * x[1], x[0]]), points=8)
+    assert affine["grassmannian_length"] < 1e-12
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    exponent=st.floats(min_value=-3.0, max_value=3.0),
+    prefactor=st.floats(min_value=1e-3, max_value=1e3),
+)
+def test_power_law_fit_recovers_exponent_and_prefactor(exponent, prefactor):
+    depths = [1, 2, 4, 8, 16]
+    law = depth.fit_power_law(depths, [prefactor * L**exponent for L in depths])
+    assert math.isclose(law["exponent"], exponent, abs_tol=1e-9)
+    assert math.isclose(law["prefactor"], prefactor, rel_tol=1e-9)
+    assert law["r_squared"] > 1 - 1e-9 or abs(exponent) < 1e-6
+
+
+@settings(max_examples=20, deadline=None)
+@given(growth=st.floats(min_value=0.2, max_value=5.0))
+def test_exponential_fit_recovers_growth_factor(growth):
+    law = depth.fit_exponential([1, 2, 3, 4], [3.0 * growth**L for L in (1, 2, 3, 4)])
+    assert math.isclose(law["growth_factor"], growth, rel_tol=1e-9)
+    assert math.isclose(law["prefactor"], 3.0, rel_tol=1e-9)
+
+
+def test_growth_law_fits_reject_values_that_are_not_positive():
+    with pytest.raises(ValueError, match="values"):
+        depth.fit_power_law([1, 2, 4], [1.0, 0.0, 2.0])
+    with pytest.raises(ValueError, match="depths"):
+        depth.fit_power_law([0, 2], [1.0, 2.0])
+    with pytest.raises(ValueError, match="distinct depths"):
+        depth.fit_exponential([2, 2], [1.0, 2.0])
+
+
+def test_growth_laws_mark_flat_groups_and_fit_the_others():
+    records = [{"g": "flat", "depth": L, "m": 1e-15 * L} for L in (1, 2, 4)] + [
+        {"g": "square", "depth": L, "m": 0.5 * L**2} for L in (1, 2, 4)
+    ]
+    rows = {row["g"]: row for row in depth.growth_laws(records, "m", ["g"])}
+    assert rows["flat"]["flat"] and rows["flat"]["exponent"] is None
+    assert not rows["square"]["flat"] and rows["square"]["increasing"]
+    assert math.isclose(rows["square"]["exponent"], 2.0)
+
+
+def test_mean_field_chi1_separates_the_ordered_and_chaotic_phases():
+    ordered, chaotic = (depth.mean_field_chi1(*depth.POOLE_PHASES[p]) for p in depth.POOLE_PHASES)
+    assert ordered["chi1"] < 1 < chaotic["chi1"]
+    for phase, result in zip(depth.POOLE_PHASES, (ordered, chaotic), strict=True):
+        sigma_w2, sigma_b2 = depth.POOLE_PHASES[phase]
+        z = torch.randn(400_000, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+        q = result["q_star"]
+        monte_carlo = sigma_w2 * float((torch.tanh(math.sqrt(q) * z) ** 2).mean()) + sigma_b2
+        assert math.isclose(monte_carlo, q, rel_tol=5e-3)
+    with pytest.raises(ValueError, match="sigma_w2"):
+        depth.mean_field_chi1(-1.0, 0.3)
+
+
+def test_random_tanh_network_is_seeded_and_checks_its_layer():
+    a = depth.random_tanh_network(8, 3, 4.0, 0.3, seed=5)
+    b = depth.random_tanh_network(8, 3, 4.0, 0.3, seed=5)
+    x = torch.linspace(-1, 1, 8, dtype=torch.float64)
+    assert torch.equal(a(x, 3), b(x, 3)) and torch.equal(a(x, 0), x)
+    with pytest.raises(ValueError, match="layer"):
+        a(x, 4)
+
+
+@pytest.mark.slow
+def test_poole_chaotic_grassmannian_length_grows_while_ordered_curvature_is_a_scale_artefact(
+    tmp_path,
+):
+    records = depth.poole_study(
+        directory=tmp_path,
+        width=32,
+        max_depth=6,
+        poole_seeds=[0, 1],
+        curve_points=64,
+        sphere_grid=6,
+    )
+
+    def mean(phase, layer, name):
+        values = [r[name] for r in records if r["phase"] == phase and r["depth"] == layer]
+        return sum(values) / len(values)
+
+    assert mean("chaotic", 6, "grassmannian_length") > 3 * mean("chaotic", 1, "grassmannian_length")
+    assert mean("ordered", 6, "grassmannian_length") < 2 * mean("ordered", 1, "grassmannian_length")
+    assert mean("ordered", 6, "curve_curvature_mean") > 3 * mean(
+        "ordered", 1, "curve_curvature_mean"
+    )
+    assert mean("ordered", 6, "curvature_mean_abs") > 10 * mean("ordered", 1, "curvature_mean_abs")
+    assert mean("ordered", 6, "curvature_total_abs") < 3 * mean("ordered", 1, "curvature_total_abs")
+
+
+def test_depth_config_rejects_bad_settings():
+    with pytest.raises(ValueError, match="colour"):
+        depth.depth_config(colour="red")
+    with pytest.raises(ValueError, match="regimes"):
+        depth.depth_config(regimes=["tangled"])
+    with pytest.raises(ValueError, match="depths"):
+        depth.depth_config(depths=[0, 1])
+    with pytest.raises(ValueError, match="task"):
+        depth.depth_config(task="mnist")
+    with pytest.raises(ValueError, match="scale"):
+        depth.depth_config("huge")
+
+
+@pytest.mark.slow
+def test_command_line_depth_study_writes_its_records(tmp_path, capsys):
+    from curvlab.__main__ import main
+
+    out = tmp_path / "depth.csv"
+    argv = ["depth", "--seeds", "1", "--depths", "1", "--out", str(out)]
+    argv += ["--cache-dir", str(tmp_path), "--device", "cpu", "--no-progress"]
+    assert main(argv) == 0
+    with out.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 2 * len(depth.REGIMES) * len(depth.DEPTH_MODELS)
+    assert {row["phase"] for row in rows} == set(depth.PHASES)
+    assert f"{len(rows)} records" in capsys.readouterr().out
+
+
+def test_command_line_rejects_a_bad_seed_count():
+    args = depth.add_depth_arguments(argparse.ArgumentParser()).parse_args(["--seeds", "0"])
+    with pytest.raises(ValueError, match="--seeds"):
+        depth.run_cli(args)
