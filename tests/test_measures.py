@@ -53,6 +53,22 @@ def test_area_of_a_spherical_patch():
     assert math.isclose(area(sphere(radius), [(a, b), (c, d)], 16), expected, rel_tol=1e-12)
 
 
+def test_volume_of_the_three_sphere_is_two_pi_squared_r_cubed():
+    def three_sphere(x, radius=1.5):
+        s0, s1 = torch.sin(x[0]), torch.sin(x[1])
+        return radius * torch.stack(
+            [
+                torch.cos(x[0]),
+                s0 * torch.cos(x[1]),
+                s0 * s1 * torch.cos(x[2]),
+                s0 * s1 * torch.sin(x[2]),
+            ]
+        )
+
+    patch = [(0.0, math.pi), (0.0, math.pi), (0.0, 2 * math.pi)]
+    assert math.isclose(area(three_sphere, patch, 10), 2 * math.pi**2 * 1.5**3, rel_tol=1e-9)
+
+
 @pytest.mark.parametrize("radius", [0.5, 3.0])
 def test_gauss_bonnet_on_the_sphere(radius):
     m = surface_measures(sphere(radius), FULL_SPHERE)

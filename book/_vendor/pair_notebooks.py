@@ -2,8 +2,9 @@
 
 The launch buttons (Binder, Colab) of the built site open ``book/<chapter>.ipynb`` from the
 repository, because Colab cannot open a MyST ``.md`` file. The pair is written from the ``.md``
-with jupytext, with no outputs, and with cell ids derived from each cell's position and source,
-so that writing it twice gives the same bytes (a regenerated notebook shows no diff).
+with jupytext, with no outputs, and with cell ids derived from each cell's source (not its place),
+so that writing it twice gives the same bytes (a regenerated notebook shows no diff) and editing
+one cell changes only that cell in the pair.
 
     python book/_vendor/pair_notebooks.py book/geometry/fisher-rao.md ...   # write the pairs
     python book/_vendor/pair_notebooks.py --check book/geometry/*.md        # exit 1 if stale
@@ -19,10 +20,15 @@ import jupytext
 
 
 def paired_notebook_text(markdown_path: Path) -> str:
-    """The ``.ipynb`` text for ``markdown_path``: its cells, no outputs, deterministic ids."""
+    """The ``.ipynb`` text for ``markdown_path``: its cells, no outputs, ids from the sources."""
     notebook = jupytext.read(markdown_path)
-    for index, cell in enumerate(notebook.cells):
-        digest = hashlib.sha1(f"{index}\n{cell.source}".encode()).hexdigest()
+    seen: dict[str, int] = {}
+    for cell in notebook.cells:
+        # The id depends on the cell's source (and how often that source came before), not on
+        # its position: editing one cell changes only that cell's id.
+        repeat = seen.get(cell.source, 0)
+        seen[cell.source] = repeat + 1
+        digest = hashlib.sha1(f"{cell.cell_type}\n{repeat}\n{cell.source}".encode()).hexdigest()
         cell["id"] = digest[:8]
     text = jupytext.writes(notebook, fmt="ipynb")
     return text if text.endswith("\n") else text + "\n"

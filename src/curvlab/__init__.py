@@ -5,7 +5,11 @@ The library under the book *Gating Enables Curvature*. Modules, one concern each
 - :mod:`curvlab.symbolic`    SymPy: Fisher information, pullback metrics, curvature tensors,
   symbolic attention maps.
 - :mod:`curvlab.curvature`   PyTorch (``torch.func``): the same curvatures for any
-  differentiable map, batched over points.
+  differentiable map, batched over points (Gauss equation).
+- :mod:`curvlab.finite_differences`  the cheap proxy: curvature from finite differences.
+- :mod:`curvlab.measures`    scale-free summaries: area, total absolute curvature, K·A,
+  Grassmannian length of curves.
+- :mod:`curvlab.benchmark`   ``python -m curvlab.benchmark``: the engine against a Python loop.
 - :mod:`curvlab.attention`   ungated and gated attention layers and small models.
 - :mod:`curvlab.tasks`       seeded synthetic classification tasks.
 - :mod:`curvlab.training`    fitting and evaluation.

@@ -101,8 +101,9 @@ def _output_dimension(f: Map, point: torch.Tensor) -> int:
         value = f(point)
     except RuntimeError as error:
         raise TypeError(
-            f"f: calling f on one point of shape ({k},) and dtype {point.dtype} failed ({error}); "
-            "f must accept that dtype (for an nn.Module, call .double() or pass dtype=)"
+            f"f: calling f on one point of shape ({k},), dtype {point.dtype}, device "
+            f"{point.device} failed ({error}); f must accept that dtype and device (for an "
+            "nn.Module, call .double() and .to(device), or pass dtype=)"
         ) from error
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"f: must return a torch.Tensor of shape (d,), got {type(value)!r}")

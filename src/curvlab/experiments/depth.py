@@ -534,7 +534,7 @@ def growth_laws(
 # Poole et al.'s anchor: random deep tanh networks
 
 
-def mean_field_chi1(sigma_w2: float, sigma_b2: float, *, nodes: int = 101) -> dict:
+def mean_field_chi1(sigma_w2: float, sigma_b2: float, *, nodes: int = 201) -> dict:
     """Mean-field length fixed point q* and χ₁ of a random tanh network (Poole et al. 2016).
 
     q* = σ_w² E_z[tanh(√q* z)²] + σ_b² (iterated from q = 1) and χ₁ = σ_w² E_z[tanh'(√q* z)²],

@@ -108,9 +108,9 @@ def _simplify(expr) -> sp.Expr:
     return min(candidates, key=sp.count_ops)
 
 
-def _tidy(expr) -> sp.Expr:
-    """A final scalar: ``_simplify`` then ``factor`` when that is short and not longer."""
-    simplified = _simplify(expr)
+def _tidy(expr, canceled: bool = False) -> sp.Expr:
+    """A final scalar: ``_simplify`` (unless ``canceled``), then ``factor`` when short."""
+    simplified = expr if canceled else _simplify(expr)
     if simplified.is_number or sp.count_ops(simplified) > 400:
         return simplified
     factored = sp.factor(simplified)
@@ -710,7 +710,7 @@ class _Geometry:
 
     def expr(self, entry):
         """An entry as a canceled SymPy expression."""
-        return _simplify(self.A.to_expr(entry))
+        return self.A.to_expr(entry)  # every stored entry is already in canceled form
 
     def array(self, table) -> sp.ImmutableDenseNDimArray:
         return sp.ImmutableDenseNDimArray(_map_nested(table, self.expr))
@@ -830,7 +830,7 @@ def scalar_curvature(metric, coords) -> sp.Expr:
     6/r**2
     """
     geometry = _Geometry(metric, coords)
-    return _tidy(geometry.A.to_expr(geometry.scalar()))
+    return _tidy(geometry.expr(geometry.scalar()), canceled=True)
 
 
 def brioschi(E, F, G, u, v) -> sp.Expr:
@@ -899,7 +899,7 @@ def gaussian_curvature(metric, coords) -> sp.Expr:
     geometry = _Geometry(g, coords)
     A, metric, R = geometry.A, geometry.g, geometry.riemann
     lowered = A.normal(metric[0][0] * R[0][1][0][1] + metric[0][1] * R[1][1][0][1])
-    return _tidy(A.to_expr(A.normal(lowered / _determinant(metric, A.zero))))
+    return _tidy(geometry.expr(A.normal(lowered / _determinant(metric, A.zero))), canceled=True)
 
 
 def sectional_curvature(metric, coords, X, Y) -> sp.Expr:
@@ -945,4 +945,4 @@ def sectional_curvature(metric, coords, X, Y) -> sp.Expr:
                         component += table[e][b][c][d] * y[b] * x[c] * y[d]
         for a in range(k):
             numerator += g[a][e] * x[a] * component
-    return _tidy(A.to_expr(A.normal(numerator / area_squared)))
+    return _tidy(geometry.expr(A.normal(numerator / area_squared)), canceled=True)
