@@ -8,9 +8,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # The notebook kernel must be this environment's own, never a user-level "python3" kernelspec.
 export JUPYTER_PATH := $(abspath $(VENV))/share/jupyter
-export MPLBACKEND := Agg
 
-BOOK_SOURCES := _config.yml _toc.yml $(shell find book src -type f \( -name '*.md' -o -name '*.py' -o -name '*.bib' -o -name '*.yml' -o -name '*.css' -o -name '*.js' -o -name '*.svg' -o -name '*.json' \) -not -path '*/__pycache__/*' 2>/dev/null)
+BOOK_SOURCES := _config.yml _toc.yml $(shell find book src -type f \( -name '*.md' -o -name '*.py' -o -name '*.bib' -o -name '*.yml' -o -name '*.css' -o -name '*.js' -o -name '*.svg' -o -name '*.json' \) -not -path '*/__pycache__/*' -not -path '*/node_modules/*' -not -path 'book/_static/vendor/*' 2>/dev/null)
 
 .PHONY: book test test-fast lint clean venv bench
 

@@ -75,15 +75,16 @@ BOOK_STYLE: dict[str, object] = {
 """rcParams shared by every figure: light grid, no top/right spines, the book's colour cycle."""
 
 
-def use_book_style(overrides: Mapping[str, object] | None = None) -> dict[str, object]:
+def use_book_style(overrides: Mapping[str, object] | None = None) -> None:
     """Apply :data:`BOOK_STYLE` (plus ``overrides``) to matplotlib's rcParams.
 
-    Returns the dict of settings applied. The default colour cycle starts with the ungated then
-    the gated colour, so a plain ``ax.plot`` of "ungated, gated" already follows :data:`COLORS`.
+    Returns nothing, so a cell ending in this call prints no output. The default colour cycle
+    starts with the ungated then the gated colour, so a plain ``ax.plot`` of "ungated, gated"
+    already follows :data:`COLORS`.
 
-    >>> applied = use_book_style({"font.size": 10})
-    >>> applied["font.size"], mpl.rcParams["font.size"]
-    (10, 10.0)
+    >>> use_book_style({"font.size": 10})
+    >>> mpl.rcParams["font.size"]
+    10.0
     >>> mpl.rcParams["axes.prop_cycle"].by_key()["color"][0] == COLORS["ungated"]
     True
     """
@@ -95,7 +96,6 @@ def use_book_style(overrides: Mapping[str, object] | None = None) -> dict[str, o
             )
         settings.update(overrides)
     mpl.rcParams.update(settings)
-    return settings
 
 
 def _as_float_array(name: str, value: object) -> np.ndarray:

@@ -53,23 +53,33 @@ def cache_dir(directory=None) -> Path:
     return Path.cwd() / _DIRECTORY_NAME
 
 
+@functools.cache
+def _source_digest(name: str) -> bytes:
+    """sha256 of one module's source, read once per process (the code that is running)."""
+    module = importlib.import_module(name)
+    return hashlib.sha256(name.encode() + b"\0" + inspect.getsource(module).encode()).digest()
+
+
 def code_version(modules: Iterable[str]) -> str:
     """sha256 (hex) of the source code of the named modules, in sorted order of their names.
+
+    Each module's source is read the first time it is asked for in a process and remembered,
+    so an edit made while a study runs does not relabel results computed by the old code
+    (call ``_source_digest.cache_clear()`` after reloading a module).
 
     >>> v = code_version(["curvlab.tasks"])
     >>> len(v), v == code_version(["curvlab.tasks"])
     (64, True)
     """
-    names = sorted(set(modules))
+    names = list(modules) if not isinstance(modules, str) else [modules]
     if not names:
         raise ValueError("modules: expected at least one module name")
-    digest = hashlib.sha256()
     for name in names:
         if not isinstance(name, str):
             raise TypeError(f"modules: expected module names (str), got {name!r}")
-        module = importlib.import_module(name)
-        digest.update(name.encode())
-        digest.update(inspect.getsource(module).encode())
+    digest = hashlib.sha256()
+    for name in sorted(set(names)):
+        digest.update(_source_digest(name))
     return digest.hexdigest()
 
 

@@ -381,9 +381,9 @@ class _FieldArithmetic:
 
     Every sum and product is reduced by a polynomial gcd at once, much faster than repeated
     ``cancel`` on expression trees.  The coordinate derivative is the derivation
-    ∂_i F = Σ_gen ∂F/∂gen · ∂_i gen.  Generators are symbols, exponentials and constants only
-    (no trigonometric functions, whose identities the field would not know); every result is
-    passed through ``_simplify`` on its way out, which settles any identity between constants.
+    ∂_i F = Σ_gen ∂F/∂gen · ∂_i gen.  Generators are symbols, exp, log and constants only
+    (no trigonometric functions, whose identities the field would not know); constants
+    exp(c) share one generator (``_exponential_constants``).  Results leave as reduced p/q.
     """
 
     def __init__(self, field, derivatives, coords):
@@ -409,7 +409,7 @@ class _FieldArithmetic:
         except (sp.PolynomialError, sp.GeneratorsError, ValueError, TypeError):
             return None
         generators = list(field.symbols)
-        if not all(isinstance(g, (sp.Symbol, sp.exp)) or g.is_number for g in generators):
+        if not all(isinstance(g, (sp.Symbol, sp.exp, sp.log)) or g.is_number for g in generators):
             return None
         derivatives = []
         for x in coords:
