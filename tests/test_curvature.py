@@ -10,6 +10,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from surfaces import saddle, sphere, three_sphere, torus
 
 from curvlab.curvature import (
     gaussian_curvature,
@@ -43,41 +44,6 @@ def assert_close(actual, expected, rtol=RTOL, atol=0.0):
 # maps with closed-form curvature
 
 
-def sphere(radius):
-    def f(x):
-        theta, phi = x[0], x[1]
-        return radius * torch.stack(
-            [torch.sin(theta) * torch.cos(phi), torch.sin(theta) * torch.sin(phi), torch.cos(theta)]
-        )
-
-    return f
-
-
-def three_sphere(radius):
-    def f(x):
-        s0, s1 = torch.sin(x[0]), torch.sin(x[1])
-        return radius * torch.stack(
-            [
-                torch.cos(x[0]),
-                s0 * torch.cos(x[1]),
-                s0 * s1 * torch.cos(x[2]),
-                s0 * s1 * torch.sin(x[2]),
-            ]
-        )
-
-    return f
-
-
-def torus(big, small):
-    def f(x):
-        ring = big + small * torch.cos(x[1])
-        return torch.stack(
-            [ring * torch.cos(x[0]), ring * torch.sin(x[0]), small * torch.sin(x[1])]
-        )
-
-    return f
-
-
 def enneper(x):
     u, v = x[0], x[1]
     return torch.stack([u - u**3 / 3 + u * v**2, v - v**3 / 3 + v * u**2, u**2 - v**2])
@@ -98,10 +64,6 @@ def helicoid(pitch):
 
 def flat_torus(x):
     return torch.stack([torch.cos(x[0]), torch.sin(x[0]), torch.cos(x[1]), torch.sin(x[1])])
-
-
-def saddle(x):
-    return torch.stack([x[0], x[1], x[0] * x[1]])
 
 
 def graph_of_wave(a, b):

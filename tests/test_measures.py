@@ -6,6 +6,8 @@ import math
 
 import pytest
 import torch
+from surfaces import saddle, sphere, three_sphere
+from surfaces import torus as torus_of
 
 from curvlab.measures import (
     area,
@@ -21,22 +23,7 @@ FULL_SPHERE = [(0.0, math.pi), (0.0, 2 * math.pi)]
 FULL_TORUS = [(-math.pi, math.pi), (-math.pi, math.pi)]
 
 
-def sphere(radius):
-    def f(x):
-        return radius * torch.stack(
-            [torch.sin(x[0]) * torch.cos(x[1]), torch.sin(x[0]) * torch.sin(x[1]), torch.cos(x[0])]
-        )
-
-    return f
-
-
-def torus(x, big=3.0, small=1.0):
-    ring = big + small * torch.cos(x[1])
-    return torch.stack([ring * torch.cos(x[0]), ring * torch.sin(x[0]), small * torch.sin(x[1])])
-
-
-def saddle(x):
-    return torch.stack([x[0], x[1], x[0] * x[1]])
+torus = torus_of(3.0, 1.0)
 
 
 def test_quadrature_integrates_polynomials_exactly():
@@ -54,19 +41,8 @@ def test_area_of_a_spherical_patch():
 
 
 def test_volume_of_the_three_sphere_is_two_pi_squared_r_cubed():
-    def three_sphere(x, radius=1.5):
-        s0, s1 = torch.sin(x[0]), torch.sin(x[1])
-        return radius * torch.stack(
-            [
-                torch.cos(x[0]),
-                s0 * torch.cos(x[1]),
-                s0 * s1 * torch.cos(x[2]),
-                s0 * s1 * torch.sin(x[2]),
-            ]
-        )
-
     patch = [(0.0, math.pi), (0.0, math.pi), (0.0, 2 * math.pi)]
-    assert math.isclose(area(three_sphere, patch, 10), 2 * math.pi**2 * 1.5**3, rel_tol=1e-9)
+    assert math.isclose(area(three_sphere(1.5), patch, 10), 2 * math.pi**2 * 1.5**3, rel_tol=1e-9)
 
 
 @pytest.mark.parametrize("radius", [0.5, 3.0])
