@@ -1,0 +1,206 @@
+"""Lint and format the chapters' code cells with ruff, exactly as ``src/`` is linted.
+
+The chapters are MyST Markdown notebooks: their code lives in ```` ```{code-cell} ```` fences. This
+script copies each chapter's code cells into a temporary ``.ipynb`` (ruff understands notebooks:
+magics are allowed, imports are checked per cell), runs ruff with the repository's
+``pyproject.toml``, and reports each finding at its line in the ``.md`` file. With ``--fix`` it
+applies ruff's fixes and its formatting and writes only the changed cell sources back into the
+``.md`` (the Markdown around them is left byte for byte).
+
+    python tools/lint_chapters.py         # check every chapter under book/; exit 1 on a finding
+    python tools/lint_chapters.py --fix   # fix and format, then report what is left
+    python tools/lint_chapters.py book/geometry/fisher-rao.md ...   # only these chapters
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+OPTION = re.compile(r"^:[A-Za-z][\w-]*:")
+
+
+@dataclass
+class CodeCell:
+    """A code cell of a chapter: its source lines and where they start in the ``.md`` (0-based)."""
+
+    start: int
+    lines: list[str]
+
+
+def is_chapter(path: Path) -> bool:
+    """Whether ``path`` is a MyST Markdown notebook (front matter with a kernelspec)."""
+    text = path.read_text(encoding="utf-8")
+    if not text.startswith("---"):
+        return False
+    front_matter = text.split("\n---", 1)[0]
+    return re.search(r"^kernelspec:", front_matter, re.MULTILINE) is not None
+
+
+def chapters_under(root: Path) -> list[Path]:
+    """Every chapter notebook under ``root`` (folders starting with ``_`` or ``.`` skipped)."""
+    found = []
+    for path in sorted(root.rglob("*.md")):
+        if any(part.startswith(("_", ".")) for part in path.relative_to(root).parts[:-1]):
+            continue
+        if is_chapter(path):
+            found.append(path)
+    return found
+
+
+def _closes(line: str, fence: str) -> bool:
+    """Whether ``line`` closes a block opened by ``fence`` (same character, at least as long)."""
+    stripped = line.rstrip()
+    return len(stripped) >= len(fence) and set(stripped) == {fence[0]}
+
+
+def code_cells(lines: list[str]) -> list[CodeCell]:
+    """The code cells of a chapter given as its lines (without line ends)."""
+    cells = []
+    index = 0
+    while index < len(lines):
+        match = FENCE.match(lines[index])
+        index += 1
+        if match is None:
+            continue
+        fence = match["fence"]
+        if not match["info"].startswith("{code-cell}"):  # a displayed block: skip all of it
+            while index < len(lines) and not _closes(lines[index], fence):
+                index += 1
+            index += 1
+            continue
+        options = index
+        if index < len(lines) and lines[index].strip() == "---":  # a YAML options block
+            index += 1
+            while index < len(lines) and lines[index].strip() != "---":
+                index += 1
+            index += 1
+        options = index
+        while index < len(lines) and OPTION.match(lines[index]):  # :tags: [...] options
+            index += 1
+        if index > options and index < len(lines) and not lines[index].strip():
+            index += 1  # the blank line that may separate the options from the code
+        start = index
+        while index < len(lines) and not _closes(lines[index], fence):
+            index += 1
+        if index >= len(lines):
+            raise ValueError(f"code cell opened at line {start} is never closed")
+        cells.append(CodeCell(start=start, lines=lines[start:index]))
+        index += 1
+    return cells
+
+
+def _notebook(cells: list[CodeCell]) -> dict:
+    return {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": f"cell{number}",
+                "metadata": {},
+                "outputs": [],
+                "source": "\n".join(cell.lines),
+            }
+            for number, cell in enumerate(cells)
+        ],
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def _sources(notebook_path: Path) -> list[list[str]]:
+    notebook = json.loads(notebook_path.read_text(encoding="utf-8"))
+    sources = []
+    for cell in notebook["cells"]:
+        source = cell["source"]
+        text = "".join(source) if isinstance(source, list) else source
+        sources.append(text.rstrip("\n").split("\n") if text.strip() else [])
+    return sources
+
+
+def _ruff() -> str:
+    beside = Path(sys.executable).with_name("ruff")
+    found = str(beside) if beside.is_file() else shutil.which("ruff")
+    if found is None:
+        raise SystemExit("ruff is not installed: run `make venv` (requirements.txt pins it)")
+    return found
+
+
+def lint(chapters: list[Path], config: Path, fix: bool) -> list[str]:
+    """Ruff's findings in the chapters' code cells, as ``path:line:column: CODE message``."""
+    ruff = _ruff()
+    findings = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for number, chapter in enumerate(chapters):
+            text = chapter.read_text(encoding="utf-8")
+            lines = text.split("\n")
+            cells = code_cells(lines)
+            if not cells:
+                continue
+            notebook_path = Path(scratch) / f"chapter{number}.ipynb"
+            notebook_path.write_text(json.dumps(_notebook(cells)), encoding="utf-8")
+            base = [ruff, "--config", str(config)]
+            if fix:
+                subprocess.run([*base, "check", "--fix-only", "--quiet", str(notebook_path)])
+                subprocess.run([*base, "format", "--quiet", str(notebook_path)], check=True)
+                fixed = _sources(notebook_path)
+                for cell, source in reversed(list(zip(cells, fixed, strict=True))):
+                    lines[cell.start : cell.start + len(cell.lines)] = source
+                new_text = "\n".join(lines)
+                if new_text != text:
+                    chapter.write_text(new_text, encoding="utf-8")
+                    print(f"fixed {chapter}")
+                cells = code_cells(lines)
+            else:
+                formatted = subprocess.run(
+                    [*base, "format", "--check", "--quiet", str(notebook_path)],
+                    capture_output=True,
+                )
+                if formatted.returncode:
+                    findings.append(f"{chapter}: code cells are not formatted (run `make format`)")
+            result = subprocess.run(
+                [*base, "check", "--output-format", "json", "--exit-zero", str(notebook_path)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            for finding in json.loads(result.stdout or "[]"):
+                cell = cells[(finding.get("cell") or 1) - 1]
+                row = cell.start + finding["location"]["row"]
+                column = finding["location"]["column"]
+                findings.append(f"{chapter}:{row}:{column}: {finding['code']} {finding['message']}")
+    return findings
+
+
+def main(arguments: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", type=Path, help="chapter .md files (default: book/)")
+    parser.add_argument("--fix", action="store_true", help="apply ruff's fixes and formatting")
+    parser.add_argument("--config", type=Path, default=Path("pyproject.toml"))
+    options = parser.parse_args(arguments)
+    chapters = options.chapters or chapters_under(Path("book"))
+    if not chapters:
+        raise SystemExit("no chapters found (run from the repository root)")
+    findings = lint(chapters, options.config.resolve(), options.fix)
+    for finding in findings:
+        print(finding)
+    if findings:
+        print(f"{len(findings)} finding(s) in the chapters' code cells", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
