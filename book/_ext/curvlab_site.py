@@ -1,13 +1,208 @@
 """Sphinx hooks for the curvlab site (loaded from _config.yml: sphinx.local_extensions).
 
-One fix: with Sphinx 7.4, the inline ``<script>`` bodies that sphinx-thebe and
-sphinx-togglebutton register after the builder starts are written twice into every page (once
-held with filename None, once with filename "", so Sphinx's own de-duplication misses them). The
-second ``const THEBE_JS_URL = ...`` then throws "Identifier 'THEBE_JS_URL' has already been
-declared" in the browser console of every page. Each page keeps the first copy of each script.
+1. An honest execution cache. jupyter-cache keys a notebook on its own code only, so a change to
+   the library a chapter imports would leave the site showing outputs of code that no longer
+   exists. Here the cache is keyed by a digest of the library sources and the pins
+   (``curvlab_library_paths``: ``src/curvlab/**``, ``pyproject.toml``, ``requirements.txt``):
+   myst-nb's cache lives in ``_build/.jupyter_cache/<digest>/``, and when the digest changes every
+   chapter that imports the library (``curvlab_library_modules``) is read again, so it misses the
+   new cache and executes. An edit to one chapter re-executes that chapter only (jupyter-cache
+   matches the others). A chapter whose execution failed is read again on the next build, so a
+   failure cannot be hidden by a second run. The last few digests' caches are kept (reverting a
+   library change finds its outputs again); older ones are deleted.
+2. Repository and launch buttons only for a real repository: ``repository.url`` in _config.yml
+   (empty by default). While it is empty no launch, repository or issue button is shown; once
+   set, the Binder button opens the chapter's MyST source (jupytext opens it as a notebook) and
+   the repository button links to it.
+3. The download button always offers the executed notebook (``.ipynb``), written into the site's
+   ``_sources/`` at build time: it is a local file of the site and works offline. (The theme
+   only does this when a launch button is configured.)
+4. With Sphinx 7.4, the inline ``<script>`` bodies that sphinx-thebe and sphinx-togglebutton
+   register after the builder starts are written twice into every page (once held with filename
+   None, once with filename "", so Sphinx's own de-duplication misses them). The second
+   ``const THEBE_JS_URL = ...`` then throws "Identifier 'THEBE_JS_URL' has already been declared"
+   in the browser console of every page. Each page keeps the first copy of each script.
 """
 
 from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from pathlib import Path
+
+from sphinx.util import logging
+
+LOGGER = logging.getLogger(__name__)
+DEFAULT_LIBRARY_PATHS = ["src/curvlab", "pyproject.toml", "requirements.txt"]
+DEFAULT_LIBRARY_MODULES = ["curvlab"]
+CACHES_KEPT = 3
+# Not a repository of this book: jupyter-book's default (the key left out) and the old placeholder.
+NOT_A_REPOSITORY = re.compile(r"github\.com/(executablebooks/jupyter-book|OWNER/)")
+SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".ruff_cache"}
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. The execution cache, keyed by the library
+
+
+def library_digest(root: Path, paths: list[str]) -> str:
+    """SHA-256 over the relative path and bytes of every file under ``paths`` (sorted).
+
+    Byte-code and tool caches are skipped; a missing path counts as such, so creating it
+    changes the digest too.
+    """
+    digest = hashlib.sha256()
+    for entry in sorted(paths):
+        base = root / entry
+        if base.is_file():
+            files = [base]
+        elif base.is_dir():
+            files = sorted(
+                path
+                for path in base.rglob("*")
+                if path.is_file()
+                and not SKIPPED_PARTS.intersection(path.relative_to(root).parts)
+                and path.suffix != ".pyc"
+                and not any(part.endswith(".egg-info") for part in path.parts)
+            )
+        else:
+            digest.update(f"missing {entry}\0".encode())
+            continue
+        for path in files:
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _imports_library(path: Path, modules: list[str]) -> bool:
+    names = "|".join(re.escape(module) for module in modules)
+    pattern = rf"^\s*(?:from|import)\s+(?:{names})\b|-m\s+(?:{names})\b"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return True
+    return re.search(pattern, text, re.MULTILINE) is not None
+
+
+def compute_digest(app, config) -> None:
+    app.curvlab_library_digest = library_digest(
+        Path(app.srcdir), list(config.curvlab_library_paths)
+    )
+
+
+def use_library_keyed_cache(app) -> None:
+    """Point myst-nb at ``_build/.jupyter_cache/<digest>`` (after myst-nb set its own path)."""
+    mystnb_config = getattr(app.env, "mystnb_config", None)
+    if mystnb_config is None or mystnb_config.execution_mode != "cache":
+        return
+    caches = Path(app.outdir).parent / ".jupyter_cache"
+    key = app.curvlab_library_digest[:16]
+    current = caches / key
+    current.mkdir(parents=True, exist_ok=True)
+    current.touch()  # its mtime says when it was last used
+    others = [path for path in caches.iterdir() if path != current]
+    keyed = sorted(
+        (path for path in others if path.is_dir() and re.fullmatch(r"[0-9a-f]{16}", path.name)),
+        key=lambda path: path.stat().st_mtime,
+        reverse=True,
+    )
+    kept = set(keyed[: CACHES_KEPT - 1])
+    for path in others:  # older digests, and a cache of the unkeyed layout
+        if path not in kept:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    app.env.mystnb_config = mystnb_config.copy(execution_cache_path=str(current))
+    LOGGER.info(f"curvlab: library digest {key}; execution cache {current}")
+
+
+def _failed_docs(env) -> set[str]:
+    failed = set()
+    for docname, data in getattr(env, "nb_metadata", {}).items():
+        exec_data = data.get("exec_data") or {}
+        if exec_data.get("succeeded") is False:
+            failed.add(docname)
+    return failed
+
+
+def outdated_docs(app, env, added, changed, removed) -> list[str]:
+    """Chapters to read again: those importing the library when it changed, and failed ones."""
+    digest = app.curvlab_library_digest
+    previous = getattr(env, "curvlab_library_digest", None)
+    stale = set(_failed_docs(env))
+    if previous != digest:
+        modules = list(app.config.curvlab_library_modules)
+        stale |= {
+            docname
+            for docname in env.found_docs
+            if _imports_library(Path(env.doc2path(docname)), modules)
+        }
+        if previous is not None:
+            LOGGER.info(f"curvlab: the library changed; {len(stale)} chapters are read again")
+    env.curvlab_library_digest = digest
+    return sorted(stale - set(added) - set(removed))
+
+
+def _error_line(traceback: str | None) -> str:
+    """The exception line of a cell's traceback, e.g. ``ImportError: broken``."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", traceback or "")
+    lines = re.findall(r"^\s*(\w*(?:Error|Exception|Interrupt|Exit)\b.*)$", text, re.MULTILINE)
+    return lines[-1].strip() if lines else "see the traceback above"
+
+
+def report_failed_chapters(app, exception) -> None:
+    """One warning naming every chapter whose execution failed (the build then fails, -W)."""
+    if exception is not None or not hasattr(app, "env"):
+        return
+    failed = sorted(_failed_docs(app.env))
+    if failed:
+        data = app.env.nb_metadata
+        chapters = ", ".join(
+            f"{Path(app.env.doc2path(doc)).relative_to(app.srcdir)}"
+            f" ({_error_line(data[doc]['exec_data'].get('traceback'))})"
+            for doc in failed
+        )
+        LOGGER.warning(f"curvlab: {len(failed)} chapter(s) failed to execute: {chapters}")
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Buttons: only for a configured repository
+
+
+def configure_repository_buttons(app, config) -> None:
+    options = dict(config.html_theme_options or {})
+    repository = (options.get("repository_url") or "").strip()
+    if repository and not NOT_A_REPOSITORY.search(repository):
+        options["repository_url"] = repository
+        options.setdefault("use_repository_button", True)
+        launch = dict(options.get("launch_buttons") or {})
+        launch.pop("colab_url", None)  # Colab opens .ipynb files only; the sources are .md
+        options["launch_buttons"] = launch
+    else:
+        options.pop("repository_url", None)
+        options["launch_buttons"] = {}
+        for button in ("use_repository_button", "use_issues_button", "use_edit_page_button"):
+            options[button] = False
+    config.html_theme_options = options
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. The executed notebook as a download of the site
+
+
+def offer_notebook_download(app, pagename, templatename, context, doctree) -> None:
+    if "kernelspec" not in app.env.metadata.get(pagename, {}):
+        return
+    executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    if not executed.is_file():
+        return
+    target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(executed, target)
+    context["ipynb_source"] = f"{pagename}.ipynb"
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. Scripts written twice
 
 
 def _script_key(script) -> tuple:
@@ -32,5 +227,13 @@ def drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> Non
 
 
 def setup(app):
+    app.add_config_value("curvlab_library_paths", DEFAULT_LIBRARY_PATHS, "", list)
+    app.add_config_value("curvlab_library_modules", DEFAULT_LIBRARY_MODULES, "", list)
+    app.connect("config-inited", compute_digest)
+    app.connect("config-inited", configure_repository_buttons)
+    app.connect("builder-inited", use_library_keyed_cache, priority=900)  # after myst-nb's
+    app.connect("env-get-outdated", outdated_docs)
+    app.connect("build-finished", report_failed_chapters)
+    app.connect("html-page-context", offer_notebook_download, priority=400)  # before the theme
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
