@@ -1,19 +1,48 @@
-# One command builds the book, one runs the tests; both set up .venv first.
-#   make book    install everything into .venv and build the executed book into _build/html
-#   make test    install, lint, build the book if its sources changed, run the whole test suite
+# curvlab: an executed Jupyter Book and the tested library under it.
+# Two commands set everything up on a fresh machine (README.md: "The two commands"): `make book`
+# installs everything into .venv and builds the executed book into _build/html; `make test` also
+# lints and runs the whole test suite, browser tests included. `make help` lists every target.
+# System requirements, checked before anything else (a one-line message when one is missing):
+# Python 3.11 with its venv module, Node.js with npm, and Debian's chromium for the browser tests.
 SHELL := /bin/bash
-PYTHON ?= python3
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || echo python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # The notebook kernel must be this environment's own, never a user-level "python3" kernelspec.
 export JUPYTER_PATH := $(abspath $(VENV))/share/jupyter
-
+# The browser the site tests drive (tests/test_site.py reads the same variable).
+export CURVLAB_CHROMIUM ?= /usr/bin/chromium
+LINTED := src tests tools book/_ext
 BOOK_SOURCES := _config.yml _toc.yml $(shell find book src -type f \( -name '*.md' -o -name '*.py' -o -name '*.bib' -o -name '*.yml' -o -name '*.css' -o -name '*.js' -o -name '*.svg' -o -name '*.json' \) -not -path '*/__pycache__/*' -not -path '*/node_modules/*' -not -path 'book/_static/vendor/*' 2>/dev/null)
+VENDOR_NPM := book/_vendor
+VENDOR_OUT := book/_static/vendor
+VENDOR_STAMP := $(VENDOR_OUT)/VERSIONS.txt
 
-.PHONY: book test test-fast lint clean venv bench
+.DEFAULT_GOAL := help
+.PHONY: help require-python require-npm require-chromium venv vendor book lint format test \
+        test-fast test-browser bench bench-book clean
 
-venv: $(STAMP)
+#   make help          list the targets (this text)
+help:
+	@awk '/^#   make /{on=1} on && /^#   /{sub(/^#   /, ""); print; next} {on=0}' $(MAKEFILE_LIST)
+
+# --- System requirements: each stops the command at once, saying what to install ---
+require-python:
+	@py=$(BIN)/python; test -x $$py || py=$(PYTHON); \
+	$$py -c 'import sys, venv, ensurepip; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null || \
+	{ echo "make: Python 3.11 with venv is needed: apt-get install python3.11 python3.11-venv (or make PYTHON=/path/to/python3.11)"; exit 1; }
+
+require-npm:
+	@command -v npm >/dev/null && command -v node >/dev/null || \
+	{ echo "make: Node.js and npm are needed to vendor the site's JavaScript: apt-get install npm"; exit 1; }
+
+require-chromium:
+	@test -x "$(CURVLAB_CHROMIUM)" || \
+	{ echo "make: the browser tests need Chromium at $(CURVLAB_CHROMIUM): apt-get install chromium (or set CURVLAB_CHROMIUM)"; exit 1; }
+
+#   make venv          install the pinned environment (requirements.txt, pyproject.toml) in .venv
+venv: require-python $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,46 +52,12 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (curvlab)" >/dev/null
 	touch $@
 
-_build/html/index.html: $(STAMP) $(BOOK_SOURCES)
-	$(BIN)/jupyter-book build . -W -n --keep-going
-	touch $@
-
-book: _build/html/index.html
-
-lint: $(STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
-
-test: lint book
-	$(BIN)/python -m pytest --doctest-modules src tests
-
-test-fast: $(STAMP)
-	$(BIN)/python -m pytest --doctest-modules src tests -m "not slow and not browser"
-
-clean:
-	rm -rf _build
-
-bench: $(STAMP)
-	$(BIN)/python -m curvlab.benchmark
-
-# --- site: offline assets and browser tests (begin) ---
 #   make vendor        npm ci the pinned browser assets (book/_vendor/package-lock.json) and copy
 #                      what the site serves into book/_static/vendor/ (generated, gitignored):
 #                      MathJax 3, RequireJS, the Jupyter widgets HTML manager. No CDN at view time.
-#   make notebooks     write the paired .ipynb next to each chapter .md (launch buttons open it)
-#   make test-browser  build the book, then check every page in headless Chromium
-#                      (Debian chromium; screenshots in artifacts/screenshots/)
-VENDOR_NPM := book/_vendor
-VENDOR_OUT := book/_static/vendor
-VENDOR_STAMP := $(VENDOR_OUT)/VERSIONS.txt
-CHAPTER_NOTEBOOKS := $(patsubst %.md,%.ipynb,$(shell grep -rl --include='*.md' --exclude-dir='_*' '^kernelspec:' book 2>/dev/null))
-
-.PHONY: vendor notebooks test-browser
-
-vendor: $(VENDOR_STAMP)
+vendor: require-npm $(VENDOR_STAMP)
 
 $(VENDOR_STAMP): $(VENDOR_NPM)/package.json $(VENDOR_NPM)/package-lock.json
-	@command -v npm >/dev/null || { echo "npm is needed to vendor the site's JavaScript (apt-get install npm)"; exit 1; }
 	cd $(VENDOR_NPM) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
 	rm -rf $(VENDOR_OUT) && mkdir -p $(VENDOR_OUT)/mathjax/output $(VENDOR_OUT)/html-manager
 	cd $(VENDOR_NPM)/node_modules/mathjax && cp -R LICENSE es5/tex-mml-chtml.js es5/input es5/ui es5/a11y es5/sre es5/adaptors $(CURDIR)/$(VENDOR_OUT)/mathjax/ && cp -R es5/output/chtml $(CURDIR)/$(VENDOR_OUT)/mathjax/output/
@@ -70,21 +65,59 @@ $(VENDOR_STAMP): $(VENDOR_NPM)/package.json $(VENDOR_NPM)/package-lock.json
 	cd $(VENDOR_NPM)/node_modules/@jupyter-widgets/html-manager/dist && cp embed-amd.js *.woff2 *.woff *.ttf *.eot *.svg $(CURDIR)/$(VENDOR_OUT)/html-manager/
 	cd $(VENDOR_NPM) && node -e 'for (const p of ["mathjax", "requirejs", "@jupyter-widgets/html-manager"]) console.log(p + " " + require(p + "/package.json").version)' > $(CURDIR)/$@
 
-notebooks: $(CHAPTER_NOTEBOOKS)
+#   make book          build the executed book into _build/html (-W: a failing cell or any warning
+#                      fails it, naming the chapters). Executes only what changed: a chapter edit
+#                      re-runs that chapter; a change to src/curvlab, pyproject.toml or
+#                      requirements.txt re-runs every chapter importing curvlab (the execution
+#                      cache is keyed by them: book/_ext/curvlab_site.py); no change, no work.
+book: require-python require-npm _build/html/index.html
 
-book/%.ipynb: book/%.md $(STAMP) $(VENDOR_NPM)/pair_notebooks.py
-	$(BIN)/python $(VENDOR_NPM)/pair_notebooks.py $<
-	@touch $@
+# The notebook kernels draw figures with matplotlib's inline backend (an inherited
+# MPLBACKEND=Agg would put no figure on the page of a chapter calling plt.show()).
+_build/html/index.html: $(STAMP) $(VENDOR_STAMP) $(BOOK_SOURCES)
+	MPLBACKEND=module://matplotlib_inline.backend_inline $(BIN)/jupyter-book build . -W -n --keep-going
+	touch $@
 
-# The book is built after the assets are vendored and the paired notebooks are written.
-_build/html/index.html: $(VENDOR_STAMP) $(CHAPTER_NOTEBOOKS)
-# The notebook kernels draw figures with matplotlib's inline backend: with MPLBACKEND=Agg (set
-# above for the tests) a chapter's plt.show() puts no figure on its page.
-_build/html/index.html: export MPLBACKEND := module://matplotlib_inline.backend_inline
+#   make lint          ruff (check and format --check) on src, tests, tools and the chapters'
+#                      code cells (tools/lint_chapters.py: findings at their .md lines)
+lint: $(STAMP)
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/python tools/lint_chapters.py
 
-test-browser: book
+#   make format        apply ruff's fixes and formatting there, chapters' code cells included
+format: $(STAMP)
+	$(BIN)/ruff check --fix $(LINTED)
+	$(BIN)/ruff format $(LINTED)
+	$(BIN)/python tools/lint_chapters.py --fix
+
+#   make test          lint, build the book if needed, run the whole test suite, then
+#                      `make test-browser` (what CI, .ci/run, runs)
+test: require-python require-npm require-chromium lint book
+	$(BIN)/python -m pytest --doctest-modules src tests -m "not browser"
+	@$(MAKE) --no-print-directory test-browser
+
+#   make test-fast     the fast library tests only (no slow, no browser tests)
+test-fast: require-python $(STAMP)
+	$(BIN)/python -m pytest --doctest-modules src tests -m "not slow and not browser"
+
+#   make test-browser  build the book if needed, then check every page in headless Chromium
+#                      (Debian chromium; screenshots in artifacts/screenshots/)
+test-browser: require-chromium book
 	$(BIN)/python -m pytest tests/test_site.py -m browser
-# --- site (end) ---
+
+#   make bench         the curvature-engine benchmark (vmap against a Python loop)
+bench: $(STAMP)
+	$(BIN)/python -m curvlab.benchmark
+
+#   make bench-book    time a clean `make book`, a no-change `make book` and a rebuild after a
+#                      one-chapter edit (tools/bench_build.py; BENCH_ARGS="--help" for options)
+bench-book: require-python require-npm $(STAMP)
+	$(BIN)/python tools/bench_build.py $(BENCH_ARGS)
+
+#   make clean         remove _build (the built site and the execution caches)
+clean:
+	rm -rf _build
 
 # --- classroom: student editions and grading (begin) ---
 #   make editions    for every chapter in _toc.yml with exercises, write into editions/ the
