@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import importlib.util
 import json
 import os
 import re
@@ -465,7 +464,7 @@ def test_every_page_has_a_screenshot(visits):
 
 
 # ---------------------------------------------------------------------------------------------
-# The built HTML, read as text: nothing is loaded from a CDN, launch buttons open notebooks
+# The built HTML, read as text: nothing is loaded from a CDN, buttons work offline
 
 
 class _ResourceCollector(HTMLParser):
@@ -476,6 +475,8 @@ class _ResourceCollector(HTMLParser):
     def __init__(self):
         super().__init__()
         self.loaded: list[str] = []
+        self.links: list[str] = []
+        self.button_links: list[str] = []
         self.launch_links: list[str] = []
 
     def handle_starttag(self, tag, attrs):
@@ -487,6 +488,10 @@ class _ResourceCollector(HTMLParser):
             if rel not in {"canonical", "next", "prev", "index", "search", "author", "license"}:
                 self.loaded.append(attributes["href"])
         href = attributes.get("href") or ""
+        if tag == "a" and href:
+            self.links.append(href)
+            if "btn" in (attributes.get("class") or "").split():
+                self.button_links.append(href)
         if tag == "a" and ("mybinder.org" in href or "colab.research.google.com" in href):
             self.launch_links.append(href)
 
@@ -541,40 +546,62 @@ def test_vendored_assets_are_in_the_site(site):
     assert (site / "_static" / sphinx_config["mathjax_path"]).stat().st_size > 100_000
 
 
-def _load_pairing():
-    spec = importlib.util.spec_from_file_location(
-        "pair_notebooks", REPOSITORY / "book" / "_vendor" / "pair_notebooks.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _repository_url() -> str:
+    config = yaml.safe_load((REPOSITORY / "_config.yml").read_text(encoding="utf-8"))
+    return ((config.get("repository") or {}).get("url") or "").strip()
+
+
+def _chapter_pages(site: Path) -> list[str]:
+    """Built pages whose source (here, in the repository) is a notebook: a kernelspec."""
+    pages = []
+    for page in _site_pages(site):
+        source = REPOSITORY / Path(page).with_suffix(".md")
+        if source.is_file() and re.search(r"^kernelspec:", source.read_text("utf-8"), re.M):
+            pages.append(page)
+    return pages
 
 
 @browser_check
-def test_launch_buttons_open_paired_notebooks_in_sync_with_their_sources(site):
-    pairing = _load_pairing()
-    pages_with_launch = []
-    for page in _site_pages(site):
-        links = _collect(site, page).launch_links
-        if not links:
+def test_download_button_offers_the_executed_notebook_from_the_site(site):
+    pages = _chapter_pages(site)
+    assert pages, "no chapter page found: the check would be vacuous"
+    problems = {}
+    for page in pages:
+        notebook = Path(page).with_suffix(".ipynb").as_posix()
+        links = [
+            link for link in _collect(site, page).links if link.endswith(f"_sources/{notebook}")
+        ]
+        if not links or any("//" in link for link in links):
+            problems[page] = f"no local download link to _sources/{notebook}: {links}"
             continue
-        pages_with_launch.append(page)
-        source = Path(page).with_suffix(".md")
-        assert all(link.endswith(source.with_suffix(".ipynb").as_posix()) for link in links), (
-            f"{page}: launch links do not open the notebook: {links}"
-        )
-        download = site / "_sources" / source.with_suffix(".ipynb")
-        assert download.is_file(), f"{page}: no .ipynb download at {download}"
-        json.loads(download.read_text(encoding="utf-8"))
-        repository_source = REPOSITORY / source
-        if not repository_source.is_file():
-            continue  # a site built elsewhere (a scratch book): its sources are not here
-        paired = repository_source.with_suffix(".ipynb")
-        assert paired.is_file(), f"{paired} is missing: run `make notebooks`"
-        assert paired.read_text(encoding="utf-8") == pairing.paired_notebook_text(
-            repository_source
-        ), f"{paired} is out of date with {repository_source}: run `make notebooks`"
-    assert pages_with_launch, "no page has launch buttons"
+        target = (site / page).parent / links[0]
+        if not target.resolve().is_file():
+            problems[page] = f"{links[0]} is not in the site"
+            continue
+        cells = json.loads(target.read_text(encoding="utf-8"))["cells"]
+        if not any(cell.get("outputs") for cell in cells if cell["cell_type"] == "code"):
+            problems[page] = f"{links[0]} has no outputs: not the executed notebook"
+    assert not problems, "download-notebook buttons:\n" + _report(problems)
+
+
+@browser_check
+def test_buttons_link_only_to_the_configured_repository(site):
+    repository = _repository_url().rstrip("/")
+    offending = {}
+    for page in _site_pages(site):
+        collector = _collect(site, page)
+        bad = [link for link in collector.links if re.search(r"OWNER|executablebooks", link)]
+        if repository:
+            org_repo = "/".join(repository.split("/")[-2:])
+            bad += [link for link in collector.launch_links if org_repo not in link]
+        else:
+            bad += collector.launch_links
+            bad += [link for link in collector.button_links if "//" in link]
+        if bad:
+            offending[page] = bad
+    assert not offending, f"links with repository.url = {repository!r} in _config.yml:\n" + _report(
+        offending
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -593,6 +620,15 @@ def test_config_serves_math_and_widgets_from_the_site():
         assert asset.startswith("vendor/") or (static / asset).is_file(), asset
 
 
+def test_the_repository_is_one_setting_and_no_placeholder():
+    text = (REPOSITORY / "_config.yml").read_text(encoding="utf-8")
+    assert "OWNER" not in text, "_config.yml still names a placeholder repository"
+    config = yaml.safe_load(text)
+    assert "url" in (config.get("repository") or {}), '_config.yml: set repository.url (or "")'
+    url = _repository_url()
+    assert url == "" or re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/?", url), url
+
+
 def test_site_assets_are_pinned_to_exact_versions():
     vendor = REPOSITORY / "book" / "_vendor"
     manifest = json.loads((vendor / "package.json").read_text(encoding="utf-8"))
@@ -602,24 +638,3 @@ def test_site_assets_are_pinned_to_exact_versions():
         assert lock["packages"][f"node_modules/{name}"]["version"] == version
     assert manifest["dependencies"]["mathjax"].startswith("3.")
     assert manifest["dependencies"]["@jupyter-widgets/html-manager"].startswith("1.0.")
-
-
-def test_paired_notebooks_are_written_deterministically(tmp_path):
-    chapter = tmp_path / "chapter.md"
-    chapter.write_text(
-        "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
-        "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
-        "# Title\n\n```{code-cell} ipython3\nx = 1\n```\n\n```{code-cell} ipython3\nx = 1\n```\n",
-        encoding="utf-8",
-    )
-    pairing = _load_pairing()
-    first, second = pairing.paired_notebook_text(chapter), pairing.paired_notebook_text(chapter)
-    notebook = json.loads(first)
-    ids = [cell["id"] for cell in notebook["cells"]]
-    assert first == second
-    assert len(set(ids)) == len(ids) == 3  # equal sources in different places: distinct ids
-    assert [cell["cell_type"] for cell in notebook["cells"]] == ["markdown", "code", "code"]
-    assert all(cell.get("outputs", []) == [] for cell in notebook["cells"])
-    assert pairing.main([str(chapter)]) == 0 and pairing.main(["--check", str(chapter)]) == 0
-    chapter.write_text(chapter.read_text(encoding="utf-8") + "\nMore text.\n", encoding="utf-8")
-    assert pairing.main(["--check", str(chapter)]) == 1
