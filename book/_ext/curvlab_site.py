@@ -14,9 +14,10 @@
    (empty by default). While it is empty no launch, repository or issue button is shown; once
    set, the Binder button opens the chapter's MyST source (jupytext opens it as a notebook) and
    the repository button links to it.
-3. The download button always offers the executed notebook (``.ipynb``), written into the site's
-   ``_sources/`` at build time: it is a local file of the site and works offline. (The theme
-   only does this when a launch button is configured.)
+3. The download button always offers the executed notebook (``.ipynb``, with its outputs),
+   written into the site's ``_sources/`` at build time: it is a local file of the site and works
+   offline. (The theme only does this when a launch button is configured, and copies the
+   notebook myst-nb wrote, which has no outputs when they came from the cache.)
 4. With Sphinx 7.4, the inline ``<script>`` bodies that sphinx-thebe and sphinx-togglebutton
    register after the builder starts are written twice into every page (once held with filename
    None, once with filename "", so Sphinx's own de-duplication misses them). The second
@@ -31,6 +32,7 @@ import re
 import shutil
 from pathlib import Path
 
+import nbformat
 from sphinx.util import logging
 
 LOGGER = logging.getLogger(__name__)
@@ -197,8 +199,29 @@ def offer_notebook_download(app, pagename, templatename, context, doctree) -> No
         return
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(executed, target)
+    target.write_text(nbformat.writes(_with_outputs(app, executed)), encoding="utf-8")
     context["ipynb_source"] = f"{pagename}.ipynb"
+
+
+def _with_outputs(app, path: Path):
+    """The notebook myst-nb wrote for a page, with the outputs of its execution.
+
+    myst-nb writes ``jupyter_execute/<page>.ipynb`` from the notebook it read, so when the
+    outputs came from the cache the file has none: they are merged back from the cache here.
+    """
+    notebook = nbformat.read(path, as_version=4)
+    mystnb_config = getattr(app.env, "mystnb_config", None)
+    if mystnb_config is None or mystnb_config.execution_mode != "cache":
+        return notebook
+    from jupyter_cache import get_cache
+
+    try:
+        _, notebook = get_cache(mystnb_config.execution_cache_path).merge_match_into_notebook(
+            notebook
+        )
+    except KeyError:  # not in the cache (its execution failed): the notebook as it is
+        pass
+    return notebook
 
 
 # ---------------------------------------------------------------------------------------------
