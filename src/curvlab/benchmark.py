@@ -23,6 +23,7 @@ on whatever CPU runs this, with ``torch.get_num_threads()`` threads, and vary wi
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from collections.abc import Callable
 import torch
 from torch.autograd.functional import jacobian
 
+from curvlab.attention import gated_attention_point_map
 from curvlab.curvature import scalar_curvature
 
 __all__ = [
@@ -66,7 +68,7 @@ def _mlp(k: int, generator: torch.Generator, width: int = 64) -> Callable:
 def _gated_attention(k: int, generator: torch.Generator, tokens: int = 16) -> Callable:
     """One gated softmax-attention read-out of a k-dimensional input x, ℝᵏ → ℝ⁶⁴.
 
-    q = W_q x, α = softmax(K q / √64) over ``tokens`` fixed keys K, y = σ(W_g x + b_g) ⊙ Σ α_i v_i
+    q = W_q x, α = softmax(4 K q / √64) over ``tokens`` fixed keys K, y = σ(W_g x + b_g) ⊙ Σ α_i v_i
     (the gate after the attention, before the output projection W_o), out = W_o y.
     """
     dim = OUTPUT_DIMENSION
@@ -77,15 +79,17 @@ def _gated_attention(k: int, generator: torch.Generator, tokens: int = 16) -> Ca
     w_query, w_gate = init(dim, k), init(dim, k)
     keys, values, w_out = init(tokens, dim), init(tokens, dim), init(dim, dim)
     b_gate = torch.randn(dim, generator=generator, dtype=torch.float64)
-
-    def attention(x):  # (k,) -> (64,)
-        query = w_query @ x  # (64,)
-        weights = torch.softmax(keys @ query * (4.0 / math.sqrt(dim)), dim=-1)  # (tokens,)
-        read = weights @ values  # (64,)
-        gate = torch.sigmoid(w_gate @ x + b_gate)  # (64,)
-        return w_out @ (gate * read)  # (64,)
-
-    return attention
+    return functools.partial(
+        gated_attention_point_map,
+        keys=keys,
+        values=values,
+        query_weight=w_query,
+        gate="elementwise",
+        gate_weight=w_gate,
+        gate_bias=b_gate,
+        output_weight=w_out,
+        beta=4.0 / math.sqrt(dim),
+    )
 
 
 def benchmark_maps(seed: int = 0) -> dict[str, tuple[int, Callable]]:
