@@ -28,6 +28,7 @@ LAYERS = {
     "curvlab.finite_differences": 1,
     "curvlab.measures": 1,
     "curvlab.surfaces": 1,
+    "curvlab.quadrature": 1,
     "curvlab.tasks": 2,
     "curvlab.attention": 2,
     "curvlab.training": 2,

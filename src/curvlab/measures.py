@@ -22,10 +22,9 @@ Curves (Poole et al. 2016), for h(θ) = f(x(θ)) with velocity v and acceleratio
     κ = ‖a − (a·v̂) v̂‖ / ‖v‖²     L_E = ∫ ‖v‖ dθ     L_G = ∫ κ ‖v‖ dθ
     (L_G is the length of the unit-tangent curve: 2π for a circle of any radius)
 
-Quadrature (:func:`quadrature_grid`): tensor-product Gauss–Legendre nodes and weights (exact
-for polynomials of degree 2n − 1 per axis, spectrally accurate for smooth integrands such as
-√det g), or the midpoint rule (second order, the better choice for |K| across K = 0 and for
-periodic directions).  Closed curves use the periodic trapezoid rule.  Pure functions: either
+Quadrature: :func:`quadrature_grid` (from :mod:`curvlab.quadrature`, re-exported here),
+tensor-product Gauss–Legendre or midpoint nodes on the box patch.  Closed curves use the
+periodic trapezoid rule.  Pure functions: either
 a map ``f`` (one point (k,) -> (d,), as in :mod:`curvlab.curvature`) or precomputed grids.
 """
 
@@ -51,6 +50,7 @@ from curvlab.gauss_equation import (
     orthonormal_frame_form,
     whitening_factor,
 )
+from curvlab.quadrature import as_patch, quadrature_grid
 
 __all__ = [
     "CurveMeasures",
@@ -65,8 +65,6 @@ __all__ = [
     "surface_measures",
     "surface_measures_from_grid",
 ]
-
-QUADRATURE_RULES = ("gauss-legendre", "midpoint")
 
 
 @dataclass(frozen=True)
@@ -116,50 +114,6 @@ class CurveMeasures:
     grassmannian_length: float
     mean_curvature: float  # L_G / L_E, the arclength average of κ
     max_curvature: float
-
-
-def _as_patch(patch) -> list[tuple[float, float]]:
-    try:
-        bounds = [(float(low), float(high)) for low, high in patch]
-    except (TypeError, ValueError) as error:
-        raise TypeError(
-            f"patch: expected a sequence of (low, high) pairs, one per coordinate, got {patch!r}"
-        ) from error
-    if not bounds or any(not (math.isfinite(a) and math.isfinite(b) and a < b) for a, b in bounds):
-        raise ValueError(f"patch: every (low, high) must be finite with low < high, got {bounds}")
-    return bounds
-
-
-def _one_axis(low: float, high: float, n: int, rule: str) -> tuple[np.ndarray, np.ndarray]:
-    if rule == "gauss-legendre":
-        nodes, weights = np.polynomial.legendre.leggauss(n)
-        half = (high - low) / 2
-        return low + half * (nodes + 1), half * weights
-    width = (high - low) / n
-    return low + width * (np.arange(n) + 0.5), np.full(n, width)
-
-
-def quadrature_grid(patch, points_per_axis=32, rule="gauss-legendre", *, dtype=torch.float64):
-    """Nodes (n, ..., n, k) and weights (n, ..., n) of a tensor-product rule on a box patch.
-
-    ``patch`` is one (low, high) pair per coordinate (k pairs); ``rule`` is "gauss-legendre"
-    or "midpoint".  ``(weights * g(nodes)).sum()`` approximates ∫_patch g du.
-
-    >>> nodes, weights = quadrature_grid([(0.0, 1.0), (0.0, 2.0)], 3)
-    >>> tuple(nodes.shape), round(float(weights.sum()), 12)
-    ((3, 3, 2), 2.0)
-    """
-    bounds = _as_patch(patch)
-    if not isinstance(points_per_axis, int | np.integer) or points_per_axis < 1:
-        raise ValueError(f"points_per_axis: expected a positive integer, got {points_per_axis!r}")
-    if rule not in QUADRATURE_RULES:
-        raise ValueError(f"rule: expected one of {QUADRATURE_RULES}, got {rule!r}")
-    axes = [_one_axis(low, high, int(points_per_axis), rule) for low, high in bounds]
-    nodes = np.stack(np.meshgrid(*[a[0] for a in axes], indexing="ij"), axis=-1)
-    weights = np.ones(())
-    for _, w in axes:
-        weights = np.multiply.outer(weights, w)
-    return torch.as_tensor(nodes, dtype=dtype), torch.as_tensor(weights, dtype=dtype)
 
 
 def area(f, patch, points_per_axis=32, cov=None, *, rule="gauss-legendre") -> float:
@@ -234,7 +188,7 @@ def surface_measures(
     >>> math.isclose(m.total_curvature, 4 * math.pi, rel_tol=1e-10), m.positive_fraction
     (True, 1.0)
     """
-    bounds = _as_patch(patch)
+    bounds = as_patch(patch)
     if len(bounds) != 2:
         raise ValueError(f"patch: surface measures need a 2-D patch, got {len(bounds)} pairs")
     nodes, weights = quadrature_grid(bounds, points_per_axis, rule)
@@ -278,7 +232,7 @@ def sheet_measures(
     >>> round(m.mean_abs_curvature, 12), m.positive_fraction, m.non_immersed_nodes
     (0.25, 1.0, 0)
     """
-    bounds = _as_patch(patch)
+    bounds = as_patch(patch)
     if len(bounds) != 2:
         raise ValueError(f"patch: sheet measures need a 2-D patch, got {len(bounds)} pairs")
     nodes, weights = quadrature_grid(bounds, points_per_axis, rule, dtype=dtype)
@@ -437,7 +391,7 @@ def curve_measures(
     >>> math.isclose(m.euclidean_length, 10 * math.pi)
     True
     """
-    ((low, high),) = _as_patch([interval])
+    ((low, high),) = as_patch([interval])
     if not isinstance(points, int | np.integer) or points < 2:
         raise ValueError(f"points: expected an integer >= 2, got {points!r}")
     if closed:
