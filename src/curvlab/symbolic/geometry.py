@@ -108,6 +108,9 @@ def christoffel(metric, coords) -> sp.Array:
     (a symmetric nonsingular k×k Matrix) in the coordinates ``coords`` (k distinct Symbols).
     Symmetric in (b, c).
 
+    Refuses (ValueError) what :func:`~curvlab.symbolic.validation.as_metric` refuses; where
+    SymPy cannot decide the metric's sign, the result assumes it positive definite.
+
     >>> import sympy as sp
     >>> theta, phi = sp.symbols("theta phi", real=True)
     >>> gamma = christoffel(sp.diag(1, sp.sin(theta) ** 2), [theta, phi])
@@ -125,6 +128,9 @@ def riemann(metric, coords) -> sp.Array:
     R(∂_c, ∂_d)∂_b = Rᵃ_bcd ∂_a with R(X, Y) = ∇_X∇_Y − ∇_Y∇_X − ∇_[X,Y].  With this
     convention the round unit sphere has R^θ_φθφ = sin²θ (positive curvature).
 
+    Refuses (ValueError) what :func:`~curvlab.symbolic.validation.as_metric` refuses; where
+    SymPy cannot decide the metric's sign, the result assumes it positive definite.
+
     >>> import sympy as sp
     >>> theta, phi = sp.symbols("theta phi", real=True)
     >>> riemann(sp.diag(1, sp.sin(theta) ** 2), [theta, phi])[0, 1, 0, 1]
@@ -140,6 +146,9 @@ def covariant_riemann(metric, coords) -> sp.Array:
     Antisymmetric in (a, b) and in (c, d); R_abcd = R_cdab.  In two dimensions R_0101 = K det g.
     This is the tensor the Gauss equation gives as ⟨II_ac, II_bd⟩ − ⟨II_ad, II_bc⟩.
 
+    Refuses (ValueError) what :func:`~curvlab.symbolic.validation.as_metric` refuses; where
+    SymPy cannot decide the metric's sign, the result assumes it positive definite.
+
     >>> import sympy as sp
     >>> theta, phi, r = sp.symbols("theta phi r", positive=True)
     >>> covariant_riemann(sp.diag(r**2, r**2 * sp.sin(theta) ** 2), [theta, phi])[0, 1, 0, 1]
@@ -154,6 +163,9 @@ def ricci(metric, coords) -> sp.Matrix:
 
     For the round sphere of radius r in dimension k, Ric = (k − 1)/r² · g.
 
+    Refuses (ValueError) what :func:`~curvlab.symbolic.validation.as_metric` refuses; where
+    SymPy cannot decide the metric's sign, the result assumes it positive definite.
+
     >>> import sympy as sp
     >>> theta, phi = sp.symbols("theta phi", real=True)
     >>> ricci(sp.diag(1, sp.sin(theta) ** 2), [theta, phi])
@@ -167,6 +179,9 @@ def ricci(metric, coords) -> sp.Matrix:
 
 def scalar_curvature(metric, coords) -> sp.Expr:
     """The scalar curvature R = gᵇᵈ Ric_bd; k(k − 1)/r² on a round k-sphere of radius r.
+
+    Refuses (ValueError) what :func:`~curvlab.symbolic.validation.as_metric` refuses; where
+    SymPy cannot decide the metric's sign, the result assumes it positive definite.
 
     >>> import sympy as sp
     >>> chi, theta, phi, r = sp.symbols("chi theta phi r", positive=True)
@@ -184,6 +199,9 @@ def gaussian_curvature(metric, coords) -> sp.Expr:
     R_0101 = g_0e Rᵉ_101 comes from the Christoffel symbols, which stay small where the metric's
     entries are large (the Brioschi determinants do not); ``brioschi`` gives the same K from
     E, F, G directly.  Raises ValueError unless the metric is 2×2.  1/r² on a sphere of radius r.
+
+    Refuses (ValueError) what :func:`~curvlab.symbolic.validation.as_metric` refuses; where
+    SymPy cannot decide the metric's sign, the result assumes it positive definite.
 
     >>> import sympy as sp
     >>> mu, sigma = sp.Symbol("mu", real=True), sp.Symbol("sigma", positive=True)
@@ -212,6 +230,9 @@ def sectional_curvature(metric, coords, X, Y) -> sp.Expr:
     R_abcd = g_ae Rᵉ_bcd.  X and Y are k-component sequences or column matrices (components in
     the coordinate basis, possibly expressions in the coordinates); they must be linearly
     independent (ValueError otherwise).  +1/r² for any plane on a round sphere of radius r.
+
+    Refuses (ValueError) what :func:`~curvlab.symbolic.validation.as_metric` refuses; where
+    SymPy cannot decide the metric's sign, the result assumes it positive definite.
 
     >>> import sympy as sp
     >>> chi, theta, phi, r = sp.symbols("chi theta phi r", positive=True)
@@ -279,12 +300,12 @@ def brioschi(E, F, G, u, v) -> sp.Expr:
     return simplify(A.to_expr(_brioschi(A, A.lift(E), A.lift(F), A.lift(G))))
 
 
-def _field_quotient(a, b):
-    return a / b
-
-
 # ---------------------------------------------------------------------------------------------
 # the chain behind the public functions: one metric, one field, each tensor computed once
+
+
+def _field_quotient(a, b):
+    return a / b
 
 
 def _brioschi(A, E, F, G):
