@@ -86,7 +86,7 @@ class RationalFunctionArithmetic:
 
     def lift(self, expr):
         """A SymPy expression as an element of the field."""
-        expr = sp.sympify(expr)
+        expr = _exact(sp.sympify(expr))
         if expr in self._known:  # converted when the field was built (exp(x + y) = exp(x)exp(y))
             return self._known[expr]
         expr = self._to_unit(expr)

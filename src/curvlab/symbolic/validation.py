@@ -133,6 +133,17 @@ write both with the same Symbol
                 )
 
 
+_DECIDE_SIGNS_UP_TO = 300  # expression nodes; SymPy's sign inference costs seconds beyond
+
+
+def _small(expr) -> bool:
+    """True when expr has at most _DECIDE_SIGNS_UP_TO nodes (counting stops there)."""
+    for count, _ in enumerate(sp.preorder_traversal(expr)):
+        if count >= _DECIDE_SIGNS_UP_TO:
+            return False
+    return True
+
+
 def check_not_provably_indefinite(g: sp.Matrix, name: str = "metric", det=None) -> None:
     """Refuse a metric that is provably not positive definite at any point.
 
@@ -140,20 +151,23 @@ def check_not_provably_indefinite(g: sp.Matrix, name: str = "metric", det=None) 
     positive (Sylvester).  So a diagonal entry or a leading minor that SymPy proves
     nonpositive (from the symbols' assumptions: a negative number, −v² with v real, …) proves
     the metric is not a Riemannian metric anywhere: ValueError.  Where SymPy cannot decide
-    the sign (a symbol with no assumptions, an expression positive only on part of the chart),
+    the sign (a symbol with no assumptions, an expression positive only on part of the chart,
+    or an entry too large to decide quickly: over 300 expression nodes, as in softmax charts),
     the metric is accepted, and every result rests on the assumption that it is positive
     definite on the region where it is used.
     """
     k = g.shape[0]
     for i in range(k):
         entry = sp.sympify(g[i, i])
-        if entry.is_nonpositive:
+        if _small(entry) and entry.is_nonpositive:
             raise ValueError(
                 f"{name}: expected a positive definite matrix; the diagonal entry [{i}, {i}] = "
                 f"{entry} is never positive"
             )
     for n in range(2, k + 1):
         minor = det if (n == k and det is not None) else determinant(g[:n, :n].tolist())
+        if not _small(minor):
+            continue
         minor = simplify(minor)
         if minor.is_nonpositive:
             raise ValueError(
