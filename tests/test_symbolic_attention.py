@@ -10,6 +10,8 @@ import torch
 from curvlab.curvature import gaussian_curvature as numeric_gaussian_curvature
 from curvlab.curvature import lambdify_map
 from curvlab.symbolic import (
+    composing_layer,
+    composing_stack,
     elementwise_gated_mean,
     gaussian_curvature,
     headwise_gated_mean,
@@ -265,3 +267,74 @@ def test_softmax_weights_sum_to_one():
 def test_bad_input_names_the_argument(call, error, argument):
     with pytest.raises(error, match=argument):
         call()
+
+
+# ---------------------------------------------------------------------------------------------
+# composing stacks, the Mahalanobis radial gate, the timed diffgeom reference
+
+
+def test_composing_stack_without_feedback_is_the_structured_stack():
+    keys3 = [[2, 1, 0], [-1, 0, 0]]
+    f, x = composing_stack(3, keys3, [1, sp.Rational(-1, 2)], [-1, 1, 0], sp.log(2))
+    g, _ = structured_stack(
+        3, [[2, 1], [-1, 0]], [1, sp.Rational(-1, 2)], [-1, 1], sp.log(2), rational=False
+    )
+    assert list(f[:2]) == list(x)
+    assert sp.simplify(f[2] - g[2]) == 0
+
+
+def test_composing_stack_layers_interact():
+    keys3 = [[1, 0, 1], [0, 1, 0]]
+    f2, x = composing_stack(2, keys3, [1, 0])
+    layer, h = composing_layer(keys3, [1, 0])
+    z1 = layer[2].subs({h[0]: x[0], h[1]: x[1], h[2]: 0})
+    assert sp.simplify(f2[2] - layer[2].subs({h[0]: x[0], h[1]: x[1], h[2]: z1})) == 0
+    assert sp.simplify(f2[2] - 2 * z1) != 0  # not L times one layer
+
+
+def test_composing_stack_rejects_bad_input():
+    with pytest.raises(ValueError, match="keys"):
+        composing_stack(2, [[1, 0], [0, 1]], [1, 0])
+    with pytest.raises(ValueError, match="depth"):
+        composing_stack(0, [[1, 0, 0], [0, 1, 0]], [1, 0])
+
+
+def test_mahalanobis_radial_gate_gives_a_sphere_in_the_fisher_metric():
+    u, v = sp.symbols("u v", real=True)
+    mu = [u, v, 1]
+    Sigma = sp.diag(4, 1, 1)
+    mahalanobis = headwise_gated_mean(mu, radial_gate(mu, 1, cov=Sigma))
+    metric = pullback_metric(mahalanobis, [u, v], cov=Sigma)
+    assert sp.simplify(gaussian_curvature(metric, [u, v]) - 1) == 0
+    euclidean = headwise_gated_mean(mu, radial_gate(mu, 1))
+    K_e = gaussian_curvature(pullback_metric(euclidean, [u, v], cov=Sigma), [u, v])
+    assert sp.simplify(K_e.subs({u: 1, v: 0}) - 1) != 0  # an ellipsoid, not the unit sphere
+
+
+def test_radial_gate_rejects_a_bad_covariance():
+    u, v = sp.symbols("u v", real=True)
+    with pytest.raises(ValueError, match="cov"):
+        radial_gate([u, v, 1], 1, cov=sp.eye(2))
+    with pytest.raises(ValueError, match="cov"):
+        radial_gate([u, v, 1], 1, cov=sp.zeros(3))
+
+
+def test_diffgeom_reference_agrees_and_times_out():
+    from curvlab.symbolic.reference import diffgeom_riemann_timed
+
+    r = sp.Symbol("r", positive=True)
+    theta, phi = sp.symbols("theta phi", positive=True)
+    sphere = sp.Matrix(
+        [r * sp.sin(theta) * sp.cos(phi), r * sp.sin(theta) * sp.sin(phi), r * sp.cos(theta)]
+    )
+    g = pullback_metric(sphere, [theta, phi])
+    run = diffgeom_riemann_timed(g, [theta, phi], timeout=60)
+    assert run.finished and run.seconds <= 60
+    ours = riemann(g, [theta, phi])
+    assert sp.simplify(sp.Array(run.components) - ours) == sp.Array.zeros(2, 2, 2, 2)
+    U = sp.Matrix(3, 3, lambda i, j: sp.Symbol(f"U{i}{j}", real=True))
+    mu, t = ungated_mean_logit_chart(U)
+    slow = diffgeom_riemann_timed(pullback_metric(mu, t), t, timeout=0.2)
+    assert not slow.finished and slow.components is None and slow.seconds == 0.2
+    with pytest.raises(ValueError, match="timeout"):
+        diffgeom_riemann_timed(g, [theta, phi], timeout=0)

@@ -21,8 +21,10 @@ and the curvature functions.  The families:
   headwise gate R / ‖y‖ that puts the output on a sphere.
 
 - depth: ``structured_stack`` (weight-tied, residual, reading the plane x and writing along a
-  direction v orthogonal to it: h_L = (x, L·γ(x) a(x) v)) and ``unstructured_stack`` (untied
-  layers whose write directions are given per layer, so their increments may cancel).
+  direction v orthogonal to it: h_L = (x, L·γ(x) a(x) v), which is one layer with its values
+  multiplied by L), ``unstructured_stack`` (untied layers whose write directions are given per
+  layer, so their increments may cancel) and ``composing_stack`` (layer l + 1's scores and gate
+  read layer l's whole output, so the layers truly compose).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from collections.abc import Sequence
 import sympy as sp
 
 __all__ = [
+    "composing_layer",
+    "composing_stack",
     "elementwise_gated_mean",
     "headwise_gated_mean",
     "input_attention_mean",
@@ -333,21 +337,39 @@ def sigmoid_gate(query, gate_weights, bias=None) -> sp.Matrix:
     return _column([sigmoid(scores[j] + b[j]) for j in range(h)])
 
 
-def radial_gate(output, radius) -> sp.Expr:
-    """The headwise gate γ = R / ‖y‖ that moves the output y radially onto the sphere of radius R.
+def radial_gate(output, radius, cov=None) -> sp.Expr:
+    """The headwise gate γ = ρ / ‖y‖_Σ that moves the output y radially onto a sphere of radius ρ.
 
-    ``output``: the ungated output y (a vector); ``radius``: R > 0.  Applied to an affine image
-    that misses the origin, γ·y is a piece of the round sphere of radius R (K = 1/R²).
+    ``output``: the ungated output y (a vector); ``radius``: ρ > 0; ``cov``: the fixed covariance
+    Σ of the Fisher–Rao metric (identity when None), the norm being ‖y‖_Σ = √(yᵀ Σ⁻¹ y).
+    Applied to an affine image that misses the origin, γ·y is a piece of the sphere of radius ρ
+    *in the metric Σ⁻¹* (K = 1/ρ²); with the Euclidean norm and Σ ≠ s²I it is an ellipsoid.
+    The gate is not of the sigmoid form σ(w·q + b) and may exceed 1 (it does where ‖y‖_Σ < ρ).
 
     >>> u, v = sp.symbols("u v", real=True)
     >>> radial_gate([u, v, 1], 2)
     2/sqrt(u**2 + v**2 + 1)
+    >>> radial_gate([u, v, 1], 1, cov=sp.diag(4, 1, 1))
+    1/sqrt(u**2/4 + v**2 + 1)
     """
     y = _as_vector(output, "output")
     R = _exact(radius)
     if R.is_positive is False or R.is_zero:
         raise ValueError(f"radius: expected a positive radius, got {R}")
-    return R / sp.sqrt(sum(entry**2 for entry in y))
+    column = _column(y)
+    if cov is None:
+        squared = sum(entry**2 for entry in y)
+    else:
+        try:
+            Sigma = sp.Matrix(cov).applyfunc(_exact)
+        except (TypeError, ValueError, sp.SympifyError) as error:
+            raise TypeError(f"cov: expected a {len(y)}×{len(y)} matrix, got {cov!r}") from error
+        if Sigma.shape != (len(y), len(y)):
+            raise ValueError(f"cov: expected shape ({len(y)}, {len(y)}), got {Sigma.shape}")
+        if Sigma.det() == 0:
+            raise ValueError("cov: expected an invertible (positive definite) covariance")
+        squared = sp.expand((column.T * Sigma.inv() * column)[0])
+    return R / sp.sqrt(squared)
 
 
 def headwise_gated_mean(mean, gate) -> sp.Matrix:
@@ -539,3 +561,53 @@ def unstructured_stack(
         P = None if read_matrices is None else read_matrices[i]
         h = list(residual_attention_layer(h, keys, values, v, P, gate_weights, gate_bias))
     return _column([sp.cancel(e) if j >= 2 else e for j, e in enumerate(h)]), coords
+
+
+# ---------------------------------------------------------------------------------------------
+# depth: layers that truly compose
+
+
+def composing_layer(keys, values, gate_weights=None, gate_bias=0) -> tuple[sp.Matrix, tuple]:
+    """One residual layer that reads its whole state: h ↦ h + γ(h) a(h) e₃, h = (h1, h2, h3).
+
+    a(h) = Σᵢ softmax(K h)ᵢ uᵢ with ``keys`` K (n×3: the third column reads what earlier layers
+    wrote), scalar ``values`` u, and γ(h) = σ(wᵀh + b) (``gate_weights`` w, 3 entries;
+    γ ≡ 1 when None).  Returns ``(layer, state)``: the 3×1 image of the state Symbols, ready
+    for :func:`curvlab.curvature.lambdify_map` and composition in torch.
+
+    >>> layer, h = composing_layer([[1, 0, 0], [0, 0, 0]], [1, 0])
+    >>> layer.T
+    Matrix([[h1, h2, h3 + exp(h1)/(exp(h1) + 1)]])
+    """
+    state = tuple(sp.symbols("h1:4", real=True))
+    layer = residual_attention_layer(
+        list(state), keys, values, [0, 0, 1], sp.eye(3), gate_weights, gate_bias
+    )
+    return layer, state
+
+
+def composing_stack(depth, keys, values, gate_weights=None, gate_bias=0) -> tuple[sp.Matrix, tuple]:
+    """The depth-L residual stack of :func:`composing_layer` on the input sheet h₀ = (x, 0).
+
+    Layer l + 1's scores K h_l and gate σ(wᵀh_l + b) read layer l's output, so
+    z_{l+1} = z_l + γ(x, z_l) a(x, z_l): unlike :func:`structured_stack` the layers interact.
+    With the third column of K and w zero it *is* the structured stack (h_L = (x, L φ(x))).
+    The image is the graph of z_L over x ∈ ℝ² (coordinates ``x1``, ``x2``); expressions nest
+    exponentials L deep, so keep L small symbolically and compose the lambdified layer in torch
+    for larger depths.
+
+    >>> f, x = composing_stack(2, [[1, 0, 0], [0, 0, 0]], [1, 0])
+    >>> sp.simplify(f[2] - 2 * sp.exp(x[0]) / (sp.exp(x[0]) + 1))
+    0
+    """
+    depth = _as_positive_int(depth, "depth")
+    K = _as_keys(keys, len(_as_vector(values, "values")))
+    if K.shape[1] != 3:
+        raise ValueError(f"keys: expected 3 columns (they read the state h ∈ ℝ³), got {K.shape}")
+    coords = tuple(sp.symbols("x1:3", real=True))
+    h = [*coords, sp.S.Zero]
+    for _ in range(depth):
+        h = list(
+            residual_attention_layer(h, keys, values, [0, 0, 1], sp.eye(3), gate_weights, gate_bias)
+        )
+    return _column(h), coords
