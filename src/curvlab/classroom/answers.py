@@ -17,10 +17,10 @@ rebuilds it with :func:`decode`, which never evaluates anything:
 >>> x = sp.Symbol("x", positive=True)
 >>> decode(encode([sp.sin(x) / 2, 3, 0.25])) == [sp.sin(x) / 2, 3, 0.25]
 True
->>> decode(encode(type("Yes", (), {"__eq__": lambda self, other: True})()))
+>>> decode(encode(type("Yes", (), {"__eq__": lambda self, other: True})()))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-curvlab.classroom.answers.AnswerError: answer must be a SymPy object, a number, a string, a list or tuple of these, or a numeric array; got Yes
+curvlab.classroom.answers.AnswerError: answer must be ...; got Yes
 """
 
 from __future__ import annotations
@@ -32,9 +32,7 @@ MAX_DEPTH = 60
 MAX_ITEMS = 1_000_000
 MAX_SREPR = 2_000_000
 _DTYPES = ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8", "bool")
-EXPECTED = (
-    "a SymPy object, a number, a string, a list or tuple of these, or a numeric array"
-)
+EXPECTED = "a SymPy object, a number, a string, a list or tuple of these, or a numeric array"
 
 
 class AnswerError(TypeError):
@@ -52,7 +50,7 @@ def encode(value, depth: int = 0):
     Exact built-in types only (``type(x) is int``): a subclass could carry its own ``__eq__``.
 
     >>> encode(3), encode(0.5), encode((1, "a"))
-    ({'int': '3'}, {'float': '0.5'}, {'tuple': [{'int': '3'}, {'str': 'a'}]})
+    ({'int': '3'}, {'float': '0.5'}, {'tuple': [{'int': '1'}, {'str': 'a'}]})
     """
     if depth > MAX_DEPTH:
         raise AnswerError(f"answer nested deeper than {MAX_DEPTH} levels")
@@ -190,13 +188,15 @@ _SYMPY_NAMES = (
     "Derivative Integral Function Lambda Heaviside DiracDelta erf gamma factorial binomial "
     "Sum Product Interval FiniteSet"
 ).split()
-_SYMPY_CONSTANTS = "pi E I oo zoo nan true false S.true S.false EulerGamma".split()
 
 
 def _sympy_tables():
     import sympy
 
-    calls = {name: getattr(sympy, name) for name in _SYMPY_NAMES}
+    from sympy.functions.elementary.piecewise import ExprCondPair
+
+    calls = {name: getattr(sympy, name) for name in _SYMPY_NAMES if name != "ExprCondPair"}
+    calls["ExprCondPair"] = ExprCondPair
     constants = {
         "pi": sympy.pi,
         "E": sympy.E,
@@ -220,7 +220,7 @@ def parse_srepr(text: str):
     >>> import sympy as sp
     >>> parse_srepr(sp.srepr(sp.Matrix([[1, sp.Symbol("v", positive=True)]])))
     Matrix([[1, v]])
-    >>> parse_srepr("__import__('os').system('true')")
+    >>> parse_srepr("__import__('os')")
     Traceback (most recent call last):
     ...
     curvlab.classroom.answers.AnswerError: srepr: '__import__' is not an allowed SymPy class
@@ -259,9 +259,7 @@ def parse_srepr(text: str):
                 function_object = build(function, depth + 1)
             elif isinstance(function, ast.Name):
                 if function.id not in calls:
-                    raise AnswerError(
-                        f"srepr: {function.id[:40]!r} is not an allowed SymPy class"
-                    )
+                    raise AnswerError(f"srepr: {function.id[:40]!r} is not an allowed SymPy class")
                 function_object = calls[function.id]
             else:
                 raise AnswerError("srepr: only SymPy classes may be called")

@@ -6,7 +6,8 @@
   submission that is the solution line for line, without the bundle holding the solution);
 - :class:`Bundle`        the chapter: its exercises, the given code cells of the student
   edition (``given``, restored before a submission runs) and the ``layout`` of the student
-  edition (``given:<k>``, ``answer:<label>``, ``checks:<label>`` in order).
+  edition (``given:<k>``, ``answer:<label>``, ``checks:<label>`` in order), and the
+  exercises without checks (``manual``: written answers, graded by hand).
 
 The bundle holds check sources (hidden ones too), never solutions: it stays with the grader.
 """
@@ -66,6 +67,7 @@ class Bundle:
     exercises: tuple[ExerciseSpec, ...]
     given: tuple[str, ...]
     layout: tuple[str, ...]
+    manual: tuple[str, ...] = ()
     format: str = BUNDLE_FORMAT
 
     @property
@@ -119,6 +121,7 @@ class Bundle:
             exercises=exercises,
             given=tuple(data["given"]),
             layout=tuple(data["layout"]),
+            manual=tuple(data.get("manual", ())),
         )
 
     @classmethod

@@ -110,13 +110,15 @@ class MissingAnswer:
     __lt__ = __le__ = __gt__ = __ge__ = __array__ = _fail
 
 
-def _read_messages(channel: _Channel) -> tuple[dict, dict, bool]:
+def _read_messages(channel: _Channel) -> tuple[dict, dict, str]:
+    """Exports and cell outcomes; how the run ended: ``done``, ``closed`` or ``deadline``."""
     exports: dict[str, dict] = {}
     cells: dict[str, dict] = {}
-    done = False
+    done = "deadline"
     while True:
         message = channel.receive()
         if message is None:
+            done = "closed" if channel.closed else "deadline"
             break
         event = message.get("event")
         if event == "cell" and isinstance(message.get("cell"), int):
@@ -125,9 +127,22 @@ def _read_messages(channel: _Channel) -> tuple[dict, dict, bool]:
             if isinstance(message.get("answers"), dict):
                 exports.setdefault(message["exercise"], message["answers"])
         elif event == "done":
-            done = True
+            done = "done"
             break
     return exports, cells, done
+
+
+def _not_data_reason(text) -> str:
+    """Why an answer is not data, in the grader's words (the runner's text is untrusted)."""
+    import re
+
+    from .answers import EXPECTED
+
+    text = str(text)
+    if re.fullmatch(r"[A-Za-z_]\w{0,59} is not defined", text):
+        return text
+    got = re.search(r"got (?:a tensor of )?([A-Za-z_]\w{0,59})$", text)
+    return f"answer must be {EXPECTED}" + (f"; got {got.group(1)}" if got else "")
 
 
 def _bind(exercise, exported: dict | None, channel: _Channel, call_timeout: float):
@@ -145,6 +160,8 @@ def _bind(exercise, exported: dict | None, channel: _Channel, call_timeout: floa
         elif isinstance(data, dict) and set(data) == {"function"}:
             values[name] = RemoteFunction(channel, exercise.label, name, call_timeout)
             continue
+        elif isinstance(data, dict) and set(data) == {"error"}:
+            reason = _not_data_reason(data["error"])
         else:
             try:
                 values[name] = decode(data)
@@ -189,7 +206,7 @@ def run_checks(bundle, channel: _Channel, call_timeout: float) -> dict:
         "answer_problems": answer_problems,
         "cells": cells,
         "exported": sorted(exports),
-        "done": done,
+        "ended": done,
     }
 
 

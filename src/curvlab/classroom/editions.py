@@ -257,6 +257,7 @@ def autograder_bundle(chapter: Chapter) -> Bundle:
         exercises=tuple(exercises),
         given=tuple(given),
         layout=tuple(layout),
+        manual=tuple(e.label for e in chapter.exercises if not e.graded),
     )
 
 

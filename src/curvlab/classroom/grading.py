@@ -73,6 +73,7 @@ class SubmissionResult:
     flags: list[str] = field(default_factory=list)
     answer_errors: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    withheld: bool = False  # a copy of the instructor edition or the book's notebook
 
     def flag(self, status: str, note: str) -> None:
         """Record ``note`` and raise the status to ``status`` if that is more severe."""
@@ -81,18 +82,22 @@ class SubmissionResult:
             self.status = status
 
     def score(self, exercise: str) -> int | float:
-        """Points earned on ``exercise``."""
+        """Points earned on ``exercise`` (none while withheld: see :attr:`withheld`)."""
+        if self.withheld:
+            return 0
         return sum(check.earned for check in self.checks if check.exercise == exercise)
 
     @property
     def total(self) -> int | float:
-        """Points earned on the whole chapter."""
+        """Points earned on the whole chapter (none while withheld)."""
+        if self.withheld:
+            return 0
         return sum(check.earned for check in self.checks)
 
 
 def read_submission(path: Path, result: SubmissionResult) -> nbformat.NotebookNode | None:
     """The notebook at ``path``, or ``None`` with ``result`` marked ``unreadable`` and why."""
-    if path.suffix != ".ipynb":
+    if path.suffix.lower() != ".ipynb":
         result.flag("unreadable", f"not a notebook: a {path.suffix or 'suffix-less'} file")
         return None
     try:
@@ -167,9 +172,7 @@ def build_plan(bundle: Bundle, notebook: nbformat.NotebookNode, result: Submissi
     answers: dict[str, list[str]] = {}
     seen_given: set[int] = set()
     edited_given: set[int] = set()
-    public = {
-        normalized(check.source): check for check in bundle.checks if not check.hidden
-    }
+    public = {normalized(check.source): check for check in bundle.checks if not check.hidden}
     seen_checks: set[str] = set()
     anchor = "start"
     for cell in notebook.cells:
@@ -191,7 +194,9 @@ def build_plan(bundle: Bundle, notebook: nbformat.NotebookNode, result: Submissi
                 key = f"{meta.get('exercise')}#{meta.get('check')}"
                 if key in {c.key for c in bundle.checks if not c.hidden}:
                     seen_checks.add(key)
-                    result.flag("tampered", f"{key}: public check edited (graded with the original)")
+                    result.flag(
+                        "tampered", f"{key}: public check edited (graded with the original)"
+                    )
             continue
         given = _match_given(cell, bundle, seen_given)
         if given is not None:
@@ -251,6 +256,9 @@ def _flag_copies(bundle: Bundle, notebook, plan: Plan, result: SubmissionResult)
             "flagged",
             "the notebook contains the hidden checks: an instructor edition or the book's notebook",
         )
+    if result.flags:
+        result.withheld = True
+        result.notes.append("points withheld pending review (the checks were still run)")
     for exercise in bundle.exercises:
         lines = []
         for source in plan.answer_sources.get(exercise.label, []):
@@ -372,9 +380,7 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits) -> dict | 
         sandbox.stdin.write(message.encode())
         sandbox.stdin.flush()
         read_fd, write_fd = sandbox.stdout.fileno(), sandbox.stdin.fileno()
-        checker_env = {
-            key: value for key, value in os.environ.items() if key != "CURVLAB_SANDBOX"
-        }
+        checker_env = {key: value for key, value in os.environ.items() if key != "CURVLAB_SANDBOX"}
         checker_env.update({"MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"})
         checker = subprocess.Popen(
             [
@@ -436,7 +442,9 @@ def _record(bundle: Bundle, outcome: dict | None, result: SubmissionResult) -> N
     cells = outcome.get("cells", {})
     if any(cell.get("timeout") for cell in cells.values()):
         result.flag("timeout", "a cell ran over its time limit and was interrupted")
-    if not outcome.get("done"):
+    if outcome.get("ended") == "closed":
+        result.flag("crashed", "the student's kernel died before the notebook's end")
+    elif outcome.get("ended") != "done":
         result.flag("timeout", "the notebook did not run to its end within the time limit")
     for exercise in bundle.exercises:
         if exercise.label not in outcome.get("exported", []):
