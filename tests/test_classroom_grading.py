@@ -135,7 +135,7 @@ def graded(tmp_path_factory):
 
 def test_every_file_of_the_submissions_folder_gets_a_row(graded):
     students = set(graded["scores"])
-    for name, path in graded["files"].items():
+    for path in graded["files"].values():
         student = path.name[: -len(".ipynb")] if path.name.endswith(".ipynb") else path.name
         if path.suffix == ".IPYNB":
             student = path.stem
@@ -149,9 +149,9 @@ def test_each_sample_earns_exactly_what_its_honest_work_earns(graded, name):
     sample = SAMPLES.SAMPLES[name]
     row = graded["scores"][name]
     earned = {label: float(row[label]) for label in sample.expected}
-    assert earned == {label: float(points) for label, points in sample.expected.items()}, (
-        row["notes"]
-    )
+    assert earned == {label: float(points) for label, points in sample.expected.items()}, row[
+        "notes"
+    ]
     assert row["status"] == sample.status, row["notes"]
     assert set(row["flags"].split()) >= set(sample.flags)
     for note in sample.notes:
@@ -283,4 +283,3 @@ def test_outputs_inside_the_submissions_folder_are_refused(graded, capsys):
     )
     assert status == 2
     assert "outside the submissions folder" in capsys.readouterr().err
-

@@ -192,7 +192,6 @@ _SYMPY_NAMES = (
 
 def _sympy_tables():
     import sympy
-
     from sympy.functions.elementary.piecewise import ExprCondPair
 
     calls = {name: getattr(sympy, name) for name in _SYMPY_NAMES if name != "ExprCondPair"}
