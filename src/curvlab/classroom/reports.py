@@ -158,7 +158,8 @@ def write_summary(bundle: Bundle, results: list[SubmissionResult], path: Path) -
 def _reason(check: CheckResult) -> str:
     if check.passed:
         return "passed"
-    reason = check.reason if check.reason.replace("_", "").isalnum() else "did not pass"
+    ok = check.reason.replace("_", "").replace(" ", "").isalnum() and len(check.reason) <= 80
+    reason = check.reason if ok else "did not pass"
     return f"failed ({reason})"
 
 
