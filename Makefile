@@ -120,17 +120,21 @@ clean:
 	rm -rf _build
 
 # --- classroom: student editions and grading (begin) ---
-#   make editions    for every chapter in _toc.yml with exercises, write into editions/ the
-#                    student notebook (<chapter>.ipynb: no solutions, no hidden checks, no
-#                    outputs), instructor/<chapter>.ipynb and autograder/<chapter>.json
-#   make grade-demo  grade sample returned notebooks of the test chapter (right, wrong, crashing,
-#                    looping, tampered, ...): scores and feedback in artifacts/classroom/
-#   make test-classroom  the classroom tests only (fixture chapter and two real chapters)
+#   make editions      for every chapter in _toc.yml with exercises: editions/student/<chapter>.ipynb
+#                      (the only folder to hand out: no solutions, no hidden checks, no outputs),
+#                      editions/instructor/<chapter>.ipynb and editions/autograder/<chapter>.json
+#   make grade-demo    grade the sample and attack notebooks of the test chapter in the sandbox
+#                      (needs root and bubblewrap): results in artifacts/classroom/grades/
+#   make book-student  the site without solutions or hidden checks, from stripped sources with
+#                      execution off (seconds, not a second executed build): _build/student/_build/html
+#   make test-classroom  the classroom tests only (fixture chapter, attack suite, two real chapters)
 #   Grading your own class: see book/instructors.md, or `python -m curvlab.classroom grade -h`.
 CLASSROOM_DEMO := tests/fixtures/classroom/sphere-demo.md
 CLASSROOM_OUT := artifacts/classroom
+STUDENT_SRC := _build/student-src
+STUDENT_SITE := _build/student/_build/html
 
-.PHONY: editions grade-demo test-classroom
+.PHONY: editions grade-demo test-classroom book-student test-browser-student
 
 editions: $(STAMP)
 	$(BIN)/python -m curvlab.classroom student --all --out editions
@@ -139,14 +143,29 @@ grade-demo: $(STAMP)
 	rm -rf $(CLASSROOM_OUT)
 	$(BIN)/python -m curvlab.classroom student $(CLASSROOM_DEMO) --out $(CLASSROOM_OUT)/editions
 	$(BIN)/python tests/fixtures/classroom/sample_submissions.py \
-	  $(CLASSROOM_OUT)/editions/sphere-demo.ipynb $(CLASSROOM_OUT)/submissions
+	  $(CLASSROOM_OUT)/editions/student/sphere-demo.ipynb $(CLASSROOM_OUT)/submissions
 	cp $(CLASSROOM_OUT)/editions/instructor/sphere-demo.ipynb $(CLASSROOM_OUT)/submissions/instructor.ipynb
-	$(BIN)/python -m curvlab.classroom grade --chapter $(CLASSROOM_DEMO) \
-	  --submissions $(CLASSROOM_OUT)/submissions --out $(CLASSROOM_OUT)/scores.csv \
-	  --timeout 120 --cell-timeout 10
-	@echo "scores: $(CLASSROOM_OUT)/scores.csv, per check: $(CLASSROOM_OUT)/scores-checks.csv, feedback: $(CLASSROOM_OUT)/feedback/"
+	$(BIN)/python -m curvlab.classroom grade \
+	  --chapter $(CLASSROOM_OUT)/editions/autograder/sphere-demo.json \
+	  --submissions $(CLASSROOM_OUT)/submissions --out $(CLASSROOM_OUT)/grades/scores.csv \
+	  --timeout 60 --cell-timeout 10 --jobs 2
+	@echo "gradebook: $(CLASSROOM_OUT)/grades/scores.csv (also -checks.csv, summary.csv, feedback/)"
+
+$(STUDENT_SITE)/index.html: $(STAMP) $(BOOK_SOURCES) $(VENDOR_STAMP)
+	$(BIN)/python -m curvlab.classroom.site $(STUDENT_SRC)
+	$(BIN)/jupyter-book build $(STUDENT_SRC) --path-output _build/student
+	touch $@
+
+book-student: $(STUDENT_SITE)/index.html
+
+# The test suite checks the student site too (tests/test_site_student.py).
+test: book-student
+
+test-browser-student: book-student
+	$(BIN)/python -m pytest tests/test_site_student.py
 
 test-classroom: $(STAMP)
 	$(BIN)/python -m pytest --doctest-modules src/curvlab/classroom tests/test_classroom.py \
-	  tests/test_classroom_grading.py tests/test_classroom_chapters.py
+	  tests/test_classroom_answers.py tests/test_classroom_grading.py \
+	  tests/test_classroom_chapters.py
 # --- classroom (end) ---

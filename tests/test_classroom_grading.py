@@ -1,14 +1,18 @@
-"""Grading the fixture chapter's sample submissions in real kernels, through the command line.
+"""The attack suite: honest and cheating submissions of the fixture chapter, graded for real.
 
-One grading run (module fixture) of every sample in tests/fixtures/classroom/sample_submissions.py
-plus the instructor edition; the tests read the score tables and feedback it wrote.
+One grading run (module fixture, ``--jobs 2``) of every sample of
+tests/fixtures/classroom/sample_submissions.py: honest right and wrong work, crashes, loops,
+tampering, every attack of the classroom issue and a few more, and malformed files. Each
+sample must earn exactly the points its honest work underneath earns (cheating adds nothing),
+with the status and flags it is designed for; no process may outlive grading and no file
+outside the output folder may change.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import importlib.util
-import json
 import shutil
 import sys
 import time
@@ -16,14 +20,20 @@ from pathlib import Path
 
 import pytest
 
-from curvlab.classroom import read_chapter
+from curvlab.classroom.bundle import Bundle
 from curvlab.classroom.cli import main
+from curvlab.classroom.sandbox import SANDBOX_UID, sandbox_problem
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}"
+    ),
+]
 
 FIXTURES = Path(__file__).parent / "fixtures" / "classroom"
 CHAPTER = FIXTURES / "sphere-demo.md"
-CELL_TIMEOUT = 8  # seconds: far above any fixture cell, well below a test's patience
+DETACHED_DELAY = 3.0
 
 
 def _samples_module():
@@ -31,6 +41,7 @@ def _samples_module():
         "sample_submissions", FIXTURES / "sample_submissions.py"
     )
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
@@ -38,188 +49,237 @@ def _samples_module():
 SAMPLES = _samples_module()
 
 
+def _digests(*folders: Path) -> dict[str, str]:
+    found = {}
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def _sandbox_processes() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == SANDBOX_UID:
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Write the editions and the samples, grade them all once; returns what grading wrote."""
+    """Editions, samples, one grading run; what it wrote and what stayed untouched."""
     root = tmp_path_factory.mktemp("classroom")
-    assert main(["student", str(CHAPTER), "--out", str(root / "editions")]) == 0
+    editions = root / "editions"
+    assert main(["student", str(CHAPTER), "--out", str(editions)]) == 0
+    chapter_copy = root / "book" / "sphere-demo.md"
+    chapter_copy.parent.mkdir()
+    shutil.copy(CHAPTER, chapter_copy)
+    out = root / "grades"
     submissions = root / "submissions"
-    SAMPLES.write_samples(root / "editions" / "sphere-demo.ipynb", submissions)
-    shutil.copy(
-        root / "editions" / "instructor" / "sphere-demo.ipynb", submissions / "instructor.ipynb"
+    bundle_path = editions / "autograder" / "sphere-demo.json"
+    written = SAMPLES.write_samples(
+        editions / "student" / "sphere-demo.ipynb",
+        submissions,
+        instructor=editions / "instructor" / "sphere-demo.ipynb",
+        chapter=chapter_copy,
+        bundle=bundle_path,
+        scores=out / "scores.csv",
+        detached_delay=DETACHED_DELAY,
     )
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("JUPYTER_PATH", str(Path(sys.prefix) / "share" / "jupyter"))
-        patch.setenv("MPLBACKEND", "Agg")
-        start = time.monotonic()
-        status = main(
-            [
-                "grade",
-                "--chapter",
-                str(root / "editions" / "autograder" / "sphere-demo.json"),
-                "--submissions",
-                str(submissions),
-                "--out",
-                str(root / "scores.csv"),
-                "--timeout",
-                "120",
-                "--cell-timeout",
-                str(CELL_TIMEOUT),
-                "--workdir",
-                str(root),
-            ]
-        )
-        seconds = time.monotonic() - start
+    before = _digests(editions, submissions, chapter_copy.parent)
+    start = time.monotonic()
+    status = main(
+        [
+            "grade",
+            "--chapter",
+            str(bundle_path),
+            "--submissions",
+            str(submissions),
+            "--out",
+            str(out / "scores.csv"),
+            "--timeout",
+            "45",
+            "--cell-timeout",
+            "8",
+            "--jobs",
+            "2",
+        ]
+    )
+    seconds = time.monotonic() - start
     assert status == 0
-    with (root / "scores.csv").open(encoding="utf-8") as handle:
+    left_running = _sandbox_processes()
+    time.sleep(DETACHED_DELAY + 2)  # a detached process would have struck by now
+    with (out / "scores.csv").open(encoding="utf-8") as handle:
         scores = {row["student"]: row for row in csv.DictReader(handle)}
-    with (root / "scores-checks.csv").open(encoding="utf-8") as handle:
+    with (out / "scores-checks.csv").open(encoding="utf-8") as handle:
         checks = list(csv.DictReader(handle))
-    bundle = json.loads((root / "editions" / "autograder" / "sphere-demo.json").read_text())
     return {
         "root": root,
+        "out": out,
         "scores": scores,
         "checks": checks,
-        "bundle": bundle,
+        "bundle": Bundle.read(bundle_path),
         "seconds": seconds,
-        "notebooks": len(list(submissions.glob("*.ipynb"))),
+        "files": written,
+        "before": before,
+        "after": _digests(editions, submissions, chapter_copy.parent),
+        "left_running": left_running,
+        "scores_text": (out / "scores.csv").read_text(encoding="utf-8"),
     }
 
 
-def _passing(graded, student: str) -> dict[str, tuple[int, ...]]:
-    rows = [row for row in graded["checks"] if row["student"] == student]
-    passing: dict[str, list[int]] = {
-        exercise["label"]: [] for exercise in graded["bundle"]["exercises"]
-    }
-    for row in rows:
-        assert float(row["earned"]) in (0.0, float(row["points"]))
-        if float(row["earned"]) > 0:
-            passing[row["exercise"]].append(int(row["check"]))
-    return {label: tuple(numbers) for label, numbers in passing.items()}
+def test_every_file_of_the_submissions_folder_gets_a_row(graded):
+    students = set(graded["scores"])
+    for path in graded["files"].values():
+        student = path.name[: -len(".ipynb")] if path.name.endswith(".ipynb") else path.name
+        if path.suffix == ".IPYNB":
+            student = path.stem
+        assert student in students, f"{path.name} has no row"
+        assert (graded["out"] / "feedback" / f"{student}.md").is_file()
+    assert len(students) == len(graded["files"])
 
 
-def _points(bundle: dict, passing: dict[str, tuple[int, ...]]) -> float:
-    return sum(
-        check["points"]
-        for exercise in bundle["exercises"]
-        for check in exercise["checks"]
-        if check["number"] in passing[exercise["label"]]
+@pytest.mark.parametrize("name", sorted(SAMPLES.SAMPLES))
+def test_each_sample_earns_exactly_what_its_honest_work_earns(graded, name):
+    sample = SAMPLES.SAMPLES[name]
+    row = graded["scores"][name]
+    earned = {label: float(row[label]) for label in sample.expected}
+    assert earned == {label: float(points) for label, points in sample.expected.items()}, row[
+        "notes"
+    ]
+    assert row["status"] == sample.status, row["notes"]
+    assert set(row["flags"].split()) >= set(sample.flags)
+    for note in sample.notes:
+        assert note in row["notes"]
+
+
+def test_no_cheating_submission_scores_above_honest_wrong_work(graded):
+    honest_wrong = float(graded["scores"]["wrong"]["total"])
+    assert honest_wrong < float(graded["scores"]["right"]["total"])
+    for name in SAMPLES.SAMPLES:
+        if name.startswith("attack-"):
+            assert float(graded["scores"][name]["total"]) <= honest_wrong, name
+
+
+def test_right_work_keeps_full_marks_and_an_upper_case_suffix_is_graded(graded):
+    for name in ("right", "right-upper"):
+        assert float(graded["scores"][name]["total"]) == graded["bundle"].points
+        assert graded["scores"][name]["status"] == "ok"
+
+
+def test_malformed_files_are_unreadable_with_a_reason(graded):
+    for name in SAMPLES.MALFORMED:
+        student = name.removesuffix(".ipynb")
+        row = graded["scores"][student]
+        assert row["status"] == "unreadable" and float(row["total"]) == 0
+        assert row["notes"].startswith("not a")
+    assert "source is a int" in graded["scores"]["source-number"]["notes"]
+    assert "nested too deeply" in graded["scores"]["nested"]["notes"]
+    assert "a .md file" in graded["scores"]["essay.md"]["notes"]
+
+
+def test_no_process_outlives_grading(graded):
+    assert graded["left_running"] == []
+    assert _sandbox_processes() == []
+
+
+def test_no_file_outside_the_output_folder_changes(graded):
+    assert graded["after"] == graded["before"]
+    assert "mallory" not in graded["scores_text"]
+    assert not Path("/tmp/curvlab-pwned").exists()
+
+
+def test_instructor_edition_runs_every_check_but_its_points_are_withheld(graded):
+    rows = [row for row in graded["checks"] if row["student"] == "attack-instructor-edition"]
+    assert rows and all(row["reason"] == "passed" for row in rows)
+    assert all(float(row["earned"]) == float(row["points"]) for row in rows)
+    assert float(graded["scores"]["attack-instructor-edition"]["total"]) == 0
+
+
+def test_solution_identical_answers_are_flagged(graded):
+    flags = graded["scores"]["attack-instructor-edition"]["flags"].split()
+    assert any(flag.startswith("matches-solution:") for flag in flags)
+    assert not any(
+        flag.startswith("matches-solution:") for flag in graded["scores"]["right"]["flags"].split()
     )
 
 
-def test_every_returned_notebook_gets_a_row_and_feedback(graded):
-    assert set(graded["scores"]) == set(SAMPLES.PASSING) | {"instructor"}
-    assert len(graded["scores"]) == graded["notebooks"]
-    for student in graded["scores"]:
-        feedback = (graded["root"] / "feedback" / f"{student}.md").read_text(encoding="utf-8")
-        assert f"Student: `{student}`" in feedback
-        for exercise in graded["bundle"]["exercises"]:
-            assert exercise["label"] in feedback
-
-
-def test_instructor_solution_passes_every_check(graded):
-    row = graded["scores"]["instructor"]
-    assert float(row["total"]) == graded["bundle"]["points"] == float(row["possible"])
-    assert row["status"] == "ok" and row["notes"] == ""
-    chapter = read_chapter(CHAPTER)
-    assert _passing(graded, "instructor") == {
-        exercise.label: tuple(check.number for check in exercise.checks)
-        for exercise in chapter.graded_exercises
-    }
-
-
-def test_student_edition_fails_every_check(graded):
-    row = graded["scores"]["unanswered"]
-    assert float(row["total"]) == 0 and row["status"] == "ok"
-    assert all(numbers == () for numbers in _passing(graded, "unanswered").values())
-    reasons = [row["reason"] for row in graded["checks"] if row["student"] == "unanswered"]
-    # each check fails because of the placeholder: it raises, or the name is never defined
-    assert all(reason.startswith(("NotImplementedError", "NameError")) for reason in reasons)
-
-
-@pytest.mark.parametrize("student", sorted(SAMPLES.PASSING))
-def test_each_sample_earns_exactly_the_checks_designed_for_it(graded, student):
-    row = graded["scores"][student]
-    assert _passing(graded, student) == SAMPLES.PASSING[student]
-    expected = _points(graded["bundle"], SAMPLES.PASSING[student])
-    assert float(row["total"]) == expected
-    assert row["status"] == SAMPLES.EXPECTED_STATUS[student], row["notes"]
-    for exercise in graded["bundle"]["exercises"]:
-        label = exercise["label"]
-        assert float(row[label]) == _points(
-            graded["bundle"],
-            {label: SAMPLES.PASSING[student][label]}
-            | {
-                other["label"]: ()
-                for other in graded["bundle"]["exercises"]
-                if other["label"] != label
-            },
-        )
-
-
-def test_wrong_answer_gets_partial_marks(graded):
-    total = float(graded["scores"]["wrong"]["total"])
-    assert 0 < total < graded["bundle"]["points"]
-
-
-def test_a_crash_in_one_answer_leaves_the_other_exercises_graded(graded):
-    row = graded["scores"]["crash"]
-    assert float(row[SAMPLES.CURVATURE]) == 0
-    assert "ZeroDivisionError" in row["notes"]
-    assert float(row[SAMPLES.CAP]) > 0 and float(row[SAMPLES.DISTANCE]) > 0
-
-
-def test_infinite_loops_are_interrupted_reported_and_grading_continues(graded):
-    loop, stubborn = graded["scores"]["loop"], graded["scores"]["stubborn-loop"]
-    assert loop["status"] == stubborn["status"] == "timeout"
-    assert "interrupted" in loop["notes"]
-    assert float(loop[SAMPLES.DISTANCE]) > 0  # the exercise after the loop is still graded
-    assert "did not stop when interrupted" in stubborn["notes"]
-    reasons = {
-        row["reason"]
-        for row in graded["checks"]
-        if row["student"] == "stubborn-loop" and row["exercise"] == SAMPLES.DISTANCE
-    }
-    assert reasons == {"not run: the kernel ignored the interrupt after a timeout"}
-    # both loops together cost about three cell time limits, not the notebook limit
-    assert graded["seconds"] < 120
-
-
-def test_a_kernel_that_dies_is_reported_as_crashed(graded):
-    row = graded["scores"]["dies"]
-    assert row["status"] == "crashed" and "the kernel died" in row["notes"]
-    assert float(row[SAMPLES.CURVATURE]) > 0
-
-
-def test_edited_or_deleted_public_checks_are_reported_and_graded_with_the_original(graded):
-    row = graded["scores"]["tampered"]
-    assert row["status"] == "tampered"
-    assert f"{SAMPLES.DISTANCE}#1: public check cell edited" in row["notes"]
-    assert f"{SAMPLES.CAP}#1: public check cell deleted" in row["notes"]
-    assert 1 not in _passing(graded, "tampered")[SAMPLES.DISTANCE]  # 'assert True' did not count
-
-
-def test_an_unreadable_file_scores_nothing_and_says_why(graded):
-    row = graded["scores"]["unreadable"]
-    assert row["status"] == "unreadable" and float(row["total"]) == 0
-    assert "not a readable notebook" in row["notes"]
-
-
-def test_feedback_never_shows_a_hidden_check(graded):
-    hidden = [
-        check["source"].split("\n", 1)[1]
-        for exercise in graded["bundle"]["exercises"]
-        for check in exercise["checks"]
-        if check["hidden"]
-    ]
-    for path in (graded["root"] / "feedback").glob("*.md"):
+def test_feedback_never_shows_hidden_checks_or_student_error_text(graded):
+    bundle = graded["bundle"]
+    hidden = [check for check in bundle.checks if check.hidden]
+    for path in (graded["out"] / "feedback").glob("*.md"):
         text = path.read_text(encoding="utf-8")
-        for source in hidden:
-            for line in source.split("\n"):
-                assert line.strip() not in text or len(line.strip()) < 8, (path.name, line)
+        for check in hidden:
+            assert check.what not in text, path.name
+            for line in check.source.split("\n")[1:]:
+                if len(line.strip()) > 12:
+                    assert line.strip() not in text, path.name
+        assert "__import__" not in text
 
 
-def test_feedback_on_a_public_check_shows_its_assertion_message(graded):
-    text = (graded["root"] / "feedback" / "wrong.md").read_text(encoding="utf-8")
-    line = next(line for line in text.split("\n") if "the pole is a quarter circle" in line)
-    assert line.startswith("- ✗") and "expected pi/2 = 1.570796, got 1.414" in line
+def test_summary_has_every_exercise_and_the_gradebook_has_manual_columns(graded):
+    with (graded["out"] / "summary.csv").open(encoding="utf-8") as handle:
+        summary = {row["exercise"]: row for row in csv.DictReader(handle)}
+    assert set(summary) == {exercise.label for exercise in graded["bundle"].exercises}
+    graded_rows = [row for row in graded["scores"].values() if row["status"] != "unreadable"]
+    for label, row in summary.items():
+        mean = sum(float(r[label]) for r in graded_rows) / len(graded_rows)
+        assert float(row["mean"]) == pytest.approx(mean, abs=1e-4)
+        counts = sum(int(item.split(":")[1]) for item in row["distribution"].split())
+        assert counts == len(graded_rows)
+    assert "manual:ex-sphere-demo-sign" in next(iter(graded["scores"].values()))
+
+
+def test_grading_the_same_submission_twice_gives_the_same_grade(graded, tmp_path):
+    submissions = tmp_path / "again"
+    submissions.mkdir()
+    for name in ("wrong", "attack-simplify"):
+        shutil.copy(graded["files"][name], submissions / f"{name}.ipynb")
+    bundle = graded["root"] / "editions" / "autograder" / "sphere-demo.json"
+    arguments = ["grade", "--chapter", str(bundle), "--submissions", str(submissions)]
+    assert main([*arguments, "--out", str(tmp_path / "g" / "scores.csv"), "--timeout", "45"]) == 0
+    with (tmp_path / "g" / "scores.csv").open(encoding="utf-8") as handle:
+        again = {row["student"]: row for row in csv.DictReader(handle)}
+    for name in again:
+        assert again[name] == graded["scores"][name]
+
+
+def test_grading_refuses_without_a_sandbox_unless_unsafe(graded, tmp_path, monkeypatch, capsys):
+    import curvlab.classroom.cli as cli
+
+    monkeypatch.setattr(cli, "sandbox_problem", lambda: "bubblewrap is not installed")
+    submissions = tmp_path / "subs"
+    submissions.mkdir()
+    shutil.copy(graded["files"]["right"], submissions / "right.ipynb")
+    bundle = graded["root"] / "editions" / "autograder" / "sphere-demo.json"
+    arguments = ["grade", "--chapter", str(bundle), "--submissions", str(submissions)]
+    out = ["--out", str(tmp_path / "g" / "scores.csv")]
+    assert main([*arguments, *out]) == 2
+    assert "--unsafe" in capsys.readouterr().err
+    assert main([*arguments, *out, "--unsafe", "--timeout", "45"]) == 0
+    with (tmp_path / "g" / "scores.csv").open(encoding="utf-8") as handle:
+        (row,) = csv.DictReader(handle)
+    assert float(row["total"]) == graded["bundle"].points
+
+
+def test_outputs_inside_the_submissions_folder_are_refused(graded, capsys):
+    submissions = graded["root"] / "submissions"
+    bundle = graded["root"] / "editions" / "autograder" / "sphere-demo.json"
+    status = main(
+        [
+            "grade",
+            "--chapter",
+            str(bundle),
+            "--submissions",
+            str(submissions),
+            "--out",
+            str(submissions / "scores.csv"),
+        ]
+    )
+    assert status == 2
+    assert "outside the submissions folder" in capsys.readouterr().err

@@ -282,195 +282,218 @@ def read_chapter(path: str | Path) -> Chapter:
         raise ValueError(f"chapter: no such file {path}")
     text = path.read_text(encoding="utf-8")
     notebook = jupytext.reads(text, fmt="myst")
-    lines = _cell_lines(text, notebook)
-    name = str(path)
-    problems: list[str] = []
-
-    def problem(cell: int, message: str) -> None:
-        problems.append(f"{_where(name, cell, lines)}: {message}")
-
-    exercises: dict[str, dict] = {}
-    order: list[str] = []
-    solved: dict[str, int] = {}
-    roles: list[CellRole] = []
-    span: tuple[str, int] | None = None  # (label, cell) of the open solution-start
-    closed_spans: dict[str, int] = {}
-    checks_by_label: dict[str, list[tuple[int, markup.CheckHeader, bool, str]]] = {}
-    title = ""
-
+    reader = _Reader(str(path), _cell_lines(text, notebook))
     for index, cell in enumerate(notebook.cells):
-        tags = list(cell.metadata.get("tags", []))
         if cell.cell_type == "markdown":
-            if not title:
-                heading = re.search(r"^# (.+)$", cell.source, flags=re.MULTILINE)
-                title = heading.group(1).strip() if heading else ""
-            try:
-                segments = markup.split_markdown(cell.source)
-            except ValueError as error:
-                problem(index, str(error))
-                roles.append(CellRole("context"))
-                continue
-            inside = []
-            for segment in segments:
-                label = segment.argument.strip()
-                if segment.kind == "exercise":
-                    label = segment.option("label") or ""
-                    if not label:
-                        problem(index, f"exercise {segment.argument!r} has no :label:")
-                    elif label in exercises:
-                        problem(
-                            index,
-                            f"duplicate exercise label {label!r} (first used in "
-                            f"{_where(name, exercises[label]['cell'], lines)})",
-                        )
-                    else:
-                        exercises[label] = {
-                            "label": label,
-                            "title": segment.argument,
-                            "statement": segment.body,
-                            "cell": index,
-                        }
-                        order.append(label)
-                elif segment.kind in ("solution", "solution-start"):
-                    if not label:
-                        problem(index, f"{{{segment.kind}}} without an exercise label")
-                    elif label not in exercises:
-                        problem(
-                            index,
-                            f"{{{segment.kind}}} {label!r}: no exercise labelled {label!r} "
-                            "comes before it in this chapter",
-                        )
-                    elif label in solved:
-                        problem(
-                            index,
-                            f"exercise {label!r} has a second solution (the first is in "
-                            f"{_where(name, solved[label], lines)})",
-                        )
-                    else:
-                        solved[label] = index
-                    if segment.kind == "solution-start":
-                        if span is not None:
-                            problem(
-                                index,
-                                f"{{solution-start}} {label!r} opens inside the solution span "
-                                f"of {span[0]!r} opened in {_where(name, span[1], lines)}",
-                            )
-                        span = (label, index)
-                elif segment.kind == "solution-end":
-                    if span is None:
-                        problem(index, "{solution-end} without a {solution-start} before it")
-                    else:
-                        closed_spans[span[0]] = index
-                        inside.append(True)
-                        span = None
-                        continue
-                inside.append(span is not None)
-            roles.append(CellRole("context", segments=tuple(segments), in_solution=tuple(inside)))
-            continue
-
-        if cell.cell_type != "code":
-            roles.append(CellRole("context"))
-            continue
-        is_check = "check" in tags or markup.looks_like_check(cell.source)
-        if is_check:
-            if "check" not in tags:
-                problem(index, "a cell whose first line is a check header must be tagged 'check'")
-            try:
-                header = markup.parse_check_header(cell.source)
-            except ValueError as error:
-                problem(index, str(error))
-                roles.append(CellRole("context"))
-                continue
-            hidden = "hidden" in tags
-            if hidden and "remove-cell" not in tags:
-                problem(
-                    index,
-                    f"hidden check of {header.label!r} must also be tagged 'remove-cell' "
-                    "(else the page shows it)",
-                )
-            if header.label not in exercises:
-                problem(index, f"check cell for unknown exercise label {header.label!r}")
-            elif span is not None:
-                problem(index, f"check cell of {header.label!r} inside a solution span")
-            elif header.label in solved and header.label not in closed_spans:
-                if not _plain_solution(roles, solved[header.label], header.label):
-                    problem(index, f"check cell of {header.label!r} before its {{solution-end}}")
-            checks_by_label.setdefault(header.label, []).append(
-                (index, header, hidden, cell.source)
-            )
-            roles.append(CellRole("check", exercise=header.label))
-            continue
-        if span is not None:
-            if "solution" in tags:
-                exercises.get(span[0], {}).setdefault("solution_cells", []).append(index)
-                try:
-                    markup.scaffold_parts(cell.source)
-                except ValueError as error:
-                    problem(index, f"solution of {span[0]!r}: {error}")
-                roles.append(CellRole("solution", exercise=span[0]))
-            else:
-                roles.append(CellRole("solution-extra", exercise=span[0]))
-            continue
-        if "solution" in tags:
-            problem(index, "code cell tagged 'solution' outside a solution-start/solution-end span")
-        roles.append(CellRole("context"))
-
-    if span is not None:
-        problem(span[1], f"{{solution-start}} {span[0]!r} is never closed by a {{solution-end}}")
-
-    built: list[Exercise] = []
-    for label in order:
-        record = exercises[label]
-        checks = tuple(
-            Check(
-                exercise=label,
-                number=number,
-                points=header.points,
-                what=header.what,
-                hidden=hidden,
-                source=source,
-                cell=index,
-            )
-            for number, (index, header, hidden, source) in enumerate(
-                checks_by_label.get(label, []), start=1
-            )
-        )
-        solution_cells = tuple(record.get("solution_cells", []))
-        if checks and not solution_cells:
-            problem(
-                record["cell"],
-                f"exercise {label!r} has checks but no solution: its solution-start/solution-end "
-                "span needs a code cell tagged 'solution'",
-            )
-        stated = markup.stated_points(record["statement"])
-        total = sum(check.points for check in checks)
-        if stated is not None and stated != total:
-            problem(
-                record["cell"],
-                f"exercise {label!r} states 'Points: {stated}' but its checks are worth {total}",
-            )
-        built.append(
-            Exercise(
-                label=label,
-                title=record["title"],
-                statement=record["statement"],
-                cell=record["cell"],
-                solution_cells=solution_cells,
-                checks=checks,
-                has_solution=label in solved,
-            )
-        )
-    if problems:
-        raise ChapterFormatError(name, problems)
+            reader.markdown_cell(index, cell)
+        elif cell.cell_type == "code":
+            reader.code_cell(index, cell)
+        else:
+            reader.roles.append(CellRole("context"))
+    if reader.span is not None:
+        label, cell = reader.span
+        reader.problem(cell, f"{{solution-start}} {label!r} is never closed by a {{solution-end}}")
+    exercises = reader.exercises()
+    if reader.problems:
+        raise ChapterFormatError(reader.name, reader.problems)
     return Chapter(
         path=path,
         notebook=notebook,
-        roles=tuple(roles),
-        exercises=tuple(built),
+        roles=tuple(reader.roles),
+        exercises=exercises,
         source_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
-        title=title,
-        lines=lines,
+        title=reader.title,
+        lines=reader.lines,
     )
+
+
+@dataclass
+class _Reader:
+    """The state of :func:`read_chapter` as it walks the cells, and the problems it found."""
+
+    name: str
+    lines: tuple[int, ...]
+    problems: list[str] = field(default_factory=list)
+    records: dict[str, dict] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    solved: dict[str, int] = field(default_factory=dict)
+    roles: list[CellRole] = field(default_factory=list)
+    span: tuple[str, int] | None = None  # (label, cell) of the open solution-start
+    closed_spans: dict[str, int] = field(default_factory=dict)
+    checks: dict[str, list[tuple[int, markup.CheckHeader, bool, str]]] = field(default_factory=dict)
+    title: str = ""
+
+    def problem(self, cell: int, message: str) -> None:
+        self.problems.append(f"{_where(self.name, cell, self.lines)}: {message}")
+
+    def markdown_cell(self, index: int, cell) -> None:
+        """Exercise statements, solution spans and plain solutions of a Markdown cell."""
+        if not self.title:
+            heading = re.search(r"^# (.+)$", cell.source, flags=re.MULTILINE)
+            self.title = heading.group(1).strip() if heading else ""
+        try:
+            segments = markup.split_markdown(cell.source)
+        except ValueError as error:
+            self.problem(index, str(error))
+            self.roles.append(CellRole("context"))
+            return
+        inside = []
+        for segment in segments:
+            if segment.kind == "exercise":
+                self._exercise(index, segment)
+            elif segment.kind in ("solution", "solution-start"):
+                self._solution(index, segment)
+            elif segment.kind == "solution-end":
+                if self.span is None:
+                    self.problem(index, "{solution-end} without a {solution-start} before it")
+                else:
+                    self.closed_spans[self.span[0]] = index
+                    inside.append(True)
+                    self.span = None
+                    continue
+            inside.append(self.span is not None)
+        self.roles.append(CellRole("context", segments=tuple(segments), in_solution=tuple(inside)))
+
+    def _exercise(self, index: int, segment: markup.Segment) -> None:
+        label = segment.option("label") or ""
+        if not label:
+            self.problem(index, f"exercise {segment.argument!r} has no :label:")
+        elif label in self.records:
+            first = _where(self.name, self.records[label]["cell"], self.lines)
+            self.problem(index, f"duplicate exercise label {label!r} (first used in {first})")
+        else:
+            self.records[label] = {
+                "label": label,
+                "title": segment.argument,
+                "statement": segment.body,
+                "cell": index,
+            }
+            self.order.append(label)
+
+    def _solution(self, index: int, segment: markup.Segment) -> None:
+        label = segment.argument.strip()
+        if not label:
+            self.problem(index, f"{{{segment.kind}}} without an exercise label")
+        elif label not in self.records:
+            self.problem(
+                index,
+                f"{{{segment.kind}}} {label!r}: no exercise labelled {label!r} "
+                "comes before it in this chapter",
+            )
+        elif label in self.solved:
+            first = _where(self.name, self.solved[label], self.lines)
+            self.problem(
+                index, f"exercise {label!r} has a second solution (the first is in {first})"
+            )
+        else:
+            self.solved[label] = index
+        if segment.kind == "solution-start":
+            if self.span is not None:
+                opened = _where(self.name, self.span[1], self.lines)
+                self.problem(
+                    index,
+                    f"{{solution-start}} {label!r} opens inside the solution span "
+                    f"of {self.span[0]!r} opened in {opened}",
+                )
+            self.span = (label, index)
+
+    def code_cell(self, index: int, cell) -> None:
+        """A check, a solution cell (inside a span) or chapter code."""
+        tags = list(cell.metadata.get("tags", []))
+        if "check" in tags or markup.looks_like_check(cell.source):
+            self._check(index, cell, tags)
+            return
+        if self.span is not None:
+            label = self.span[0]
+            if "solution" in tags:
+                self.records.get(label, {}).setdefault("solution_cells", []).append(index)
+                try:
+                    markup.scaffold_parts(cell.source)
+                except ValueError as error:
+                    self.problem(index, f"solution of {label!r}: {error}")
+                self.roles.append(CellRole("solution", exercise=label))
+            else:
+                self.roles.append(CellRole("solution-extra", exercise=label))
+            return
+        if "solution" in tags:
+            self.problem(
+                index, "code cell tagged 'solution' outside a solution-start/solution-end span"
+            )
+        self.roles.append(CellRole("context"))
+
+    def _check(self, index: int, cell, tags: list[str]) -> None:
+        if "check" not in tags:
+            self.problem(index, "a cell whose first line is a check header must be tagged 'check'")
+        try:
+            header = markup.parse_check_header(cell.source)
+        except ValueError as error:
+            self.problem(index, str(error))
+            self.roles.append(CellRole("context"))
+            return
+        hidden = "hidden" in tags
+        label = header.label
+        if hidden and "remove-cell" not in tags:
+            self.problem(
+                index,
+                f"hidden check of {label!r} must also be tagged 'remove-cell' "
+                "(else the page shows it)",
+            )
+        if label not in self.records:
+            self.problem(index, f"check cell for unknown exercise label {label!r}")
+        elif self.span is not None:
+            self.problem(index, f"check cell of {label!r} inside a solution span")
+        elif label in self.solved and label not in self.closed_spans:
+            if not _plain_solution(self.roles, self.solved[label], label):
+                self.problem(index, f"check cell of {label!r} before its {{solution-end}}")
+        self.checks.setdefault(label, []).append((index, header, hidden, cell.source))
+        self.roles.append(CellRole("check", exercise=label))
+
+    def exercises(self) -> tuple[Exercise, ...]:
+        """The exercises read, with their checks; points and solutions validated."""
+        built: list[Exercise] = []
+        for label in self.order:
+            record = self.records[label]
+            checks = tuple(
+                Check(
+                    exercise=label,
+                    number=number,
+                    points=header.points,
+                    what=header.what,
+                    hidden=hidden,
+                    source=source,
+                    cell=index,
+                )
+                for number, (index, header, hidden, source) in enumerate(
+                    self.checks.get(label, []), start=1
+                )
+            )
+            solution_cells = tuple(record.get("solution_cells", []))
+            if checks and not solution_cells:
+                self.problem(
+                    record["cell"],
+                    f"exercise {label!r} has checks but no solution: its "
+                    "solution-start/solution-end span needs a code cell tagged 'solution'",
+                )
+            stated = markup.stated_points(record["statement"])
+            total = sum(check.points for check in checks)
+            if stated is not None and stated != total:
+                self.problem(
+                    record["cell"],
+                    f"exercise {label!r} states 'Points: {stated}' but its checks are worth "
+                    f"{total}",
+                )
+            built.append(
+                Exercise(
+                    label=label,
+                    title=record["title"],
+                    statement=record["statement"],
+                    cell=record["cell"],
+                    solution_cells=solution_cells,
+                    checks=checks,
+                    has_solution=label in self.solved,
+                )
+            )
+        return tuple(built)
 
 
 def _plain_solution(roles: list[CellRole], cell: int, label: str) -> bool:

@@ -3,26 +3,28 @@
     python -m curvlab.classroom validate <chapter.md ...|--all>
     python -m curvlab.classroom student <chapter.md ...|--all> --out DIR
     python -m curvlab.classroom grade --chapter <chapter.md|bundle.json> --submissions DIR \\
-        --out scores.csv [--feedback DIR] [--timeout S] [--cell-timeout S] [--kernel NAME]
+        --out scores.csv [--feedback DIR] [--timeout S] [--cell-timeout S] [--jobs N] [--unsafe]
 
 ``--all`` takes every chapter listed in the book's ``_toc.yml`` (``--toc`` to name another)
-that has exercises. ``student`` writes ``DIR/<chapter>.ipynb`` (student edition),
-``DIR/instructor/<chapter>.ipynb`` and ``DIR/autograder/<chapter>.json``.
+that has exercises. ``student`` writes ``DIR/student/<chapter>.ipynb`` (the only folder to hand
+out), ``DIR/instructor/<chapter>.ipynb`` and ``DIR/autograder/<chapter>.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import yaml
-from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
 from .chapter import ChapterFormatError, read_chapter
 from .editions import bundle_from_chapter_or_file, write_editions
-from .grading import grade_notebook
-from .reports import write_feedback, write_scores
+from .grading import SandboxUnavailable, SubmissionResult, grade_notebook
+from .reports import gradebook_header, gradebook_row, write_feedback, write_scores
+from .sandbox import sandbox_problem
 
 
 def toc_chapters(toc: str | Path, numbered_only: bool = False) -> list[Path]:
@@ -140,59 +142,100 @@ def _student(arguments: argparse.Namespace) -> int:
 
 
 def _student_name(path: Path, root: Path, chapter: str) -> str:
-    relative = path.relative_to(root).with_suffix("")
+    relative = path.relative_to(root)
+    if relative.suffix.lower() == ".ipynb":
+        relative = relative.with_suffix("")
     if relative.name == chapter and len(relative.parts) > 1:
         relative = relative.parent
     return relative.as_posix()
 
 
+def submission_files(root: Path) -> list[Path]:
+    """Every file under ``root`` (notebook or not: each gets a row), checkpoints left out."""
+    return sorted(
+        path
+        for path in root.rglob("*")
+        if path.is_file() and ".ipynb_checkpoints" not in path.relative_to(root).parts
+    )
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
+def _grade_one(bundle, path, student, arguments) -> SubmissionResult:
+    try:
+        return grade_notebook(
+            bundle,
+            path,
+            student=student,
+            timeout=arguments.timeout,
+            cell_timeout=arguments.cell_timeout,
+            unsafe=arguments.unsafe,
+        )
+    except SandboxUnavailable:
+        raise
+    except Exception as error:  # one submission never stops the batch
+        result = SubmissionResult(student=student, path=path)
+        result.flag("crashed", f"grading failed: {type(error).__name__}")
+        return result
+
+
 def _grade(arguments: argparse.Namespace) -> int:
     try:
         bundle = bundle_from_chapter_or_file(arguments.chapter)
-    except (ChapterFormatError, ValueError) as error:
+    except (ChapterFormatError, ValueError, OSError) as error:
         print(error, file=sys.stderr)
-        return 2
-    try:
-        KernelSpecManager().get_kernel_spec(arguments.kernel)
-    except NoSuchKernel:
-        print(
-            f"--kernel: no Jupyter kernel named {arguments.kernel!r} "
-            "(set JUPYTER_PATH to the environment's share/jupyter)",
-            file=sys.stderr,
-        )
         return 2
     root = Path(arguments.submissions)
     if not root.is_dir():
         print(f"--submissions: no folder {root}", file=sys.stderr)
         return 2
-    notebooks = sorted(
-        path for path in root.rglob("*.ipynb") if ".ipynb_checkpoints" not in path.parts
-    )
-    if not notebooks:
-        print(f"--submissions: no .ipynb files under {root}", file=sys.stderr)
+    out = Path(arguments.out)
+    feedback = arguments.feedback or out.parent / "feedback"
+    for name, target in (("--out", out.parent), ("--feedback", feedback)):
+        if _inside(target, root):
+            print(f"{name}: must be outside the submissions folder {root}", file=sys.stderr)
+            return 2
+    if arguments.jobs < 1:
+        print(f"--jobs: expected a positive number, got {arguments.jobs}", file=sys.stderr)
         return 2
-    workdir = arguments.workdir
-    if workdir is None and Path(arguments.chapter).suffix == ".md":
-        workdir = Path(arguments.chapter).resolve().parent
-    results = []
-    for path in notebooks:
-        student = _student_name(path, root, bundle["chapter"])
-        result = grade_notebook(
-            bundle,
-            path,
-            student=student,
-            kernel_name=arguments.kernel,
-            timeout=arguments.timeout,
-            cell_timeout=arguments.cell_timeout,
-            workdir=workdir,
-        )
-        results.append(result)
+    files = submission_files(root)
+    if not files:
+        print(f"--submissions: no files under {root}", file=sys.stderr)
+        return 2
+    if not arguments.unsafe and (problem := sandbox_problem()) is not None:
         print(
-            f"{student}: {result.total:g}/{bundle['points']:g} points, {result.status} "
-            f"({result.seconds:.1f} s)" + (f": {'; '.join(result.notes)}" if result.notes else "")
+            f"cannot sandbox submissions: {problem}. Refusing to run student code without a "
+            "sandbox; --unsafe grades anyway (only for notebooks you trust).",
+            file=sys.stderr,
         )
-    written = write_scores(bundle, results, arguments.out)
-    feedback = arguments.feedback or Path(arguments.out).parent / "feedback"
+        return 2
+    out.parent.mkdir(parents=True, exist_ok=True)
+    results: list[SubmissionResult] = []
+    students = {path: _student_name(path, root, bundle.chapter) for path in files}
+    with out.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(gradebook_header(bundle))
+        handle.flush()
+        with ThreadPoolExecutor(max_workers=arguments.jobs) as pool:
+            futures = {
+                pool.submit(_grade_one, bundle, path, students[path], arguments): path
+                for path in files
+            }
+            for future in as_completed(futures):
+                result = future.result()
+                results.append(result)
+                writer.writerow(gradebook_row(bundle, result))  # as each one finishes
+                handle.flush()
+                print(
+                    f"{result.student}: {result.total:g}/{bundle.points:g} points, "
+                    f"{result.status} ({result.seconds:.1f} s)"
+                    + (f": {'; '.join(result.notes)}" if result.notes else ""),
+                    flush=True,
+                )
+    written = write_scores(bundle, results, out)  # the same rows, sorted by student
     write_feedback(bundle, results, feedback)
     print(f"wrote {', '.join(map(str, written))} and feedback in {feedback}/")
     return 0
@@ -226,8 +269,13 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--feedback", type=Path, help="feedback folder (default: beside --out)")
     grade.add_argument("--timeout", type=float, default=600, help="seconds per notebook")
     grade.add_argument("--cell-timeout", type=float, help="seconds per cell (default: --timeout)")
-    grade.add_argument("--kernel", default="python3", help="Jupyter kernel name")
-    grade.add_argument("--workdir", type=Path, help="working folder (default: the chapter's)")
+    grade.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel")
+    grade.add_argument(
+        "--unsafe",
+        action="store_true",
+        help="grade without a sandbox (only for trusted notebooks: student code can then read "
+        "and write anything the grader can)",
+    )
     return main
 
 

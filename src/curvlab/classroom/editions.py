@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 from pathlib import Path
 
 import nbformat
 
 from . import markup
+from .bundle import Bundle, CheckSpec, ExerciseSpec, answer_digest
 from .chapter import CellRole, Chapter, defined_names, named_in_statement
-
-BUNDLE_FORMAT = "curvlab-classroom-autograder/1"
 
 
 def _points_text(points: int | float) -> str:
@@ -131,6 +129,7 @@ def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
     numbers = _check_numbers(chapter)
     cells = [_new_cell("markdown", STUDENT_PREAMBLE)]
     marked_hidden: set[str] = set()
+    given = 0
     for index, (cell, role) in enumerate(zip(chapter.notebook.cells, chapter.roles, strict=True)):
         if cell.cell_type == "markdown":
             text = _markdown_without_solutions(chapter, role) if role.segments else cell.source
@@ -162,7 +161,10 @@ def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
                 _new_cell("code", cell.source, _check_metadata(cell, check.exercise, check.number))
             )
         elif cell.cell_type == "code":
-            cells.append(_new_cell("code", cell.source, cell.metadata))
+            metadata = copy.deepcopy(dict(cell.metadata))
+            metadata["curvlab"] = {"role": "given", "given": given}
+            given += 1
+            cells.append(_new_cell("code", cell.source, metadata))
     return _notebook(chapter, cells, "student")
 
 
@@ -191,44 +193,75 @@ def instructor_notebook(chapter: Chapter) -> nbformat.NotebookNode:
     return _notebook(chapter, cells, "instructor")
 
 
-def autograder_bundle(chapter: Chapter) -> dict:
-    """Everything grading needs, as plain JSON data: every check and the points per question.
+def autograder_bundle(chapter: Chapter) -> Bundle:
+    """Everything grading needs (:class:`~curvlab.classroom.bundle.Bundle`), solutions excepted.
 
     >>> import tempfile
     >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
     >>> bundle = autograder_bundle(read_chapter(write_example_chapter(tempfile.mkdtemp())))
-    >>> bundle["points"], [(c["points"], c["hidden"]) for c in bundle["exercises"][0]["checks"]]
+    >>> bundle.points, [(c.points, c.hidden) for c in bundle.exercises[0].checks]
     (3, [(1, False), (2, True)])
+    >>> bundle.exercises[0].names, bundle.layout
+    (('two',), ('answer:ex-tiny-two', 'checks:ex-tiny-two'))
     """
-    return {
-        "format": BUNDLE_FORMAT,
-        "chapter": chapter.slug,
-        "title": chapter.title,
-        "source": chapter.path.as_posix(),
-        "source_sha256": chapter.source_sha256,
-        "points": chapter.points,
-        "exercises": [
-            {
-                "label": exercise.label,
-                "title": exercise.title,
-                "points": exercise.points,
-                "checks": [
-                    {
-                        "number": check.number,
-                        "points": check.points,
-                        "what": check.what,
-                        "hidden": check.hidden,
-                        "source": check.source,
-                    }
+    given: list[str] = []
+    layout: list[str] = []
+    names: dict[str, list[str]] = {}
+    scaffold: dict[str, list[str]] = {}
+    solution: dict[str, list[str]] = {}
+    for cell, role in zip(chapter.notebook.cells, chapter.roles, strict=True):
+        if cell.cell_type != "code" or role.role == "solution-extra":
+            continue
+        if role.role == "solution":
+            layout.append(f"answer:{role.exercise}")
+            for name in defined_names(cell.source):
+                if name not in names.setdefault(role.exercise, []):
+                    names[role.exercise].append(name)
+            for is_answer, part in markup.scaffold_parts(cell.source):
+                target = solution if is_answer else scaffold
+                target.setdefault(role.exercise, []).extend(part)
+        elif role.role == "check":
+            if f"checks:{role.exercise}" not in layout:
+                layout.append(f"checks:{role.exercise}")
+        else:
+            layout.append(f"given:{len(given)}")
+            given.append(cell.source)
+    exercises = []
+    for exercise in chapter.graded_exercises:
+        defined = tuple(names.get(exercise.label, ()))
+        exercises.append(
+            ExerciseSpec(
+                label=exercise.label,
+                title=exercise.title,
+                names=defined,
+                required=named_in_statement(exercise.statement, defined),
+                checks=tuple(
+                    CheckSpec(
+                        exercise=check.exercise,
+                        number=check.number,
+                        points=check.points,
+                        what=check.what,
+                        hidden=check.hidden,
+                        source=check.source,
+                    )
                     for check in exercise.checks
-                ],
-            }
-            for exercise in chapter.graded_exercises
-        ],
-    }
+                ),
+                solution_sha256=answer_digest(solution.get(exercise.label, [])),
+                scaffold=tuple(line.strip() for line in scaffold.get(exercise.label, ())),
+            )
+        )
+    return Bundle(
+        chapter=chapter.slug,
+        title=chapter.title,
+        source_sha256=chapter.source_sha256,
+        exercises=tuple(exercises),
+        given=tuple(given),
+        layout=tuple(layout),
+        manual=tuple(e.label for e in chapter.exercises if not e.graded),
+    )
 
 
-def bundle_from_chapter_or_file(path: str | Path) -> dict:
+def bundle_from_chapter_or_file(path: str | Path) -> Bundle:
     """The autograder bundle for ``path``: a chapter ``.md`` (read and validated) or a ``.json``.
 
     >>> import tempfile
@@ -243,12 +276,7 @@ def bundle_from_chapter_or_file(path: str | Path) -> dict:
 
     path = Path(path)
     if path.suffix == ".json":
-        bundle = json.loads(path.read_text(encoding="utf-8"))
-        if bundle.get("format") != BUNDLE_FORMAT:
-            raise ValueError(
-                f"chapter: {path} is not an autograder bundle (format {BUNDLE_FORMAT!r} expected)"
-            )
-        return bundle
+        return Bundle.read(path)
     return autograder_bundle(read_chapter(path))
 
 
@@ -276,19 +304,18 @@ def write_editions(chapter: Chapter, out: str | Path) -> dict[str, Path]:
     >>> written = write_editions(read_chapter(write_example_chapter(folder)), folder / "out")
     >>> for edition, path in written.items():
     ...     print(edition, path.relative_to(folder).as_posix())
-    student out/tiny.ipynb
+    student out/student/tiny.ipynb
     instructor out/instructor/tiny.ipynb
     autograder out/autograder/tiny.json
     """
     out = Path(out)
     bundle_path = out / "autograder" / f"{chapter.slug}.json"
     bundle_path.parent.mkdir(parents=True, exist_ok=True)
-    bundle_path.write_text(
-        json.dumps(autograder_bundle(chapter), indent=1, ensure_ascii=False) + "\n",
-        encoding="utf-8",
-    )
+    bundle_path.write_text(autograder_bundle(chapter).to_json(), encoding="utf-8")
     return {
-        "student": write_notebook(student_notebook(chapter), out / f"{chapter.slug}.ipynb"),
+        "student": write_notebook(
+            student_notebook(chapter), out / "student" / f"{chapter.slug}.ipynb"
+        ),
         "instructor": write_notebook(
             instructor_notebook(chapter), out / "instructor" / f"{chapter.slug}.ipynb"
         ),

@@ -1,35 +1,46 @@
-"""Grade returned notebooks against the authoritative checks of an autograder bundle.
+"""Grade one returned notebook: student code in a sandbox, checks in a fresh grader process.
 
-For each submission: read the notebook, find the student's answer cells (cell metadata, or the
-``# ANSWER <label>`` first line), drop every check cell the student's copy has, and insert the
-bundle's checks (public and hidden) where the exercise's checks were. Then run the notebook in a
-fresh kernel, one cell at a time, errors allowed, within a per-cell and a per-notebook time
-limit. A check earns its points when its cell runs to its last line: an appended line echoes a
-random token only this grading run knows, so an exception anywhere in the check (or a check
-that never ran) scores nothing. Notebooks that crash, time out or were tampered with are
-reported in ``status`` and ``notes``; grading never stops on one notebook.
+:func:`grade_notebook` never raises on a bad submission; it
+
+1. reads the file (anything that is not a notebook is ``unreadable``, with the reason);
+2. rebuilds what will run from the bundle: the given cells' original sources (an edited or
+   deleted given cell is restored and flagged), the student's answer cells and any cells they
+   added, and an export step where each exercise's checks were; the student's copies of the
+   checks are dropped (an edited or deleted public check is flagged);
+3. runs that in the sandbox (:mod:`curvlab.classroom.sandbox`, :mod:`~.runner`): answers
+   leave it as data only;
+4. runs every check in a fresh process (:mod:`curvlab.classroom.checker`) on the decoded
+   answers: patched SymPy, rebound names, fake ``__eq__``, input transformers or a replaced
+   ``showtraceback`` in the student's kernel cannot reach it;
+5. kills the sandbox and everything it started, and only then returns the result.
+
+Submissions that are an instructor edition or the book's own notebook (they contain hidden
+checks), or whose answers are the solution line for line, are flagged.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
-import secrets
+import os
+import shutil
 import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
-from nbclient.exceptions import CellTimeoutError, DeadKernelError
-from nbclient.util import ensure_async
 
 from . import markup
+from .bundle import Bundle, answer_digest, normalized
+from .sandbox import SANDBOX_UID, Limits, kill_everything, sandbox_command, sandbox_problem
 
-STATUS_ORDER = ("ok", "tampered", "timeout", "crashed", "unreadable")
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+STATUS_ORDER = ("ok", "flagged", "tampered", "timeout", "crashed", "unreadable")
+
+
+class SandboxUnavailable(RuntimeError):
+    """The machine cannot sandbox submissions (and grading was not told ``unsafe``)."""
 
 
 @dataclass
@@ -52,15 +63,17 @@ class CheckResult:
 
 @dataclass
 class SubmissionResult:
-    """The grade of one returned notebook: per-check results, a status and notes."""
+    """The grade of one returned notebook: per-check results, a status, flags and notes."""
 
     student: str
     path: Path
     checks: list[CheckResult] = field(default_factory=list)
     status: str = "ok"
     notes: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
     answer_errors: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    withheld: bool = False  # a copy of the instructor edition or the book's notebook
 
     def flag(self, status: str, note: str) -> None:
         """Record ``note`` and raise the status to ``status`` if that is more severe."""
@@ -69,289 +82,222 @@ class SubmissionResult:
             self.status = status
 
     def score(self, exercise: str) -> int | float:
-        """Points earned on ``exercise``."""
+        """Points earned on ``exercise`` (none while withheld: see :attr:`withheld`)."""
+        if self.withheld:
+            return 0
         return sum(check.earned for check in self.checks if check.exercise == exercise)
 
     @property
     def total(self) -> int | float:
-        """Points earned on the whole chapter."""
+        """Points earned on the whole chapter (none while withheld)."""
+        if self.withheld:
+            return 0
         return sum(check.earned for check in self.checks)
 
 
-def _normalized(source: str) -> str:
-    return "\n".join(line.rstrip() for line in source.strip("\n").split("\n"))
-
-
-def _error_text(output: dict) -> str:
-    evalue = _ANSI.sub("", str(output.get("evalue", ""))).strip()
-    first = evalue.split("\n", 1)[0][:300]
-    return (
-        f"{output.get('ename', 'Error')}: {first}" if first else str(output.get("ename", "Error"))
-    )
-
-
-def _first_error(cell: nbformat.NotebookNode) -> str | None:
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "error":
-            return _error_text(output)
-    return None
-
-
-def _mentions(cell: nbformat.NotebookNode, token: str) -> bool:
-    for output in cell.get("outputs", []):
-        if output.get("output_type") in ("execute_result", "display_data"):
-            if token in str(output.get("data", {}).get("text/plain", "")):
-                return True
-        elif output.get("output_type") == "stream" and token in str(output.get("text", "")):
-            return True
-    return False
-
-
-@dataclass
-class _SubmittedCell:
-    cell: nbformat.NotebookNode
-    role: str  # answer | check | hidden-checks | other
-    exercise: str | None = None
-    number: int | None = None
-
-
-def _classify(cell: nbformat.NotebookNode, bundle: dict) -> _SubmittedCell:
-    meta = cell.get("metadata", {}).get("curvlab", {})
-    meta = meta if isinstance(meta, dict) else {}
-    role = meta.get("role")
-    exercise = meta.get("exercise") if isinstance(meta.get("exercise"), str) else None
-    if cell.cell_type != "code":
-        if role == "hidden-checks" and exercise:
-            return _SubmittedCell(cell, "hidden-checks", exercise)
-        return _SubmittedCell(cell, "other")
-    if role == "check" or markup.looks_like_check(cell.source):
-        number = meta.get("check") if isinstance(meta.get("check"), int) else None
-        if exercise is None or number is None:
-            exercise, number = _check_by_header(cell.source, bundle)
-        return _SubmittedCell(cell, "check", exercise, number)
-    label = markup.answer_label(cell.source)
-    if role == "answer" and exercise:
-        return _SubmittedCell(cell, "answer", exercise)
-    if label:
-        return _SubmittedCell(cell, "answer", label)
-    return _SubmittedCell(cell, "other")
-
-
-def _check_by_header(source: str, bundle: dict) -> tuple[str | None, int | None]:
-    """Identify a check cell that lost its metadata by its header line."""
-    first = source.lstrip("\n").split("\n", 1)[0].strip()
-    for exercise in bundle["exercises"]:
-        for check in exercise["checks"]:
-            if check["source"].lstrip("\n").split("\n", 1)[0].strip() == first:
-                return exercise["label"], check["number"]
-    return None, None
-
-
-def _check_cell(exercise: dict, check: dict, token: str) -> nbformat.NotebookNode:
-    cell = nbformat.v4.new_code_cell(f"{check['source'].rstrip()}\n{token!r}")
-    cell.metadata["curvlab"] = {
-        "role": "graded-check",
-        "exercise": exercise["label"],
-        "check": check["number"],
-    }
-    return cell
-
-
-def _assemble(
-    bundle: dict, cells: list[_SubmittedCell], result: SubmissionResult, token: str
-) -> tuple[nbformat.NotebookNode, dict[int, tuple[str, int]], dict[int, str], dict[int, int]]:
-    """The notebook to execute: the student's cells, the bundle's checks in place of theirs.
-
-    Returns the notebook, a map from its cell index to (exercise, check number) for the
-    inserted checks, a map from cell index to exercise label for the answer cells, and a map
-    from cell index to the index of the submitted cell it came from.
-    """
-    anchors: dict[str, int] = {}
-    for exercise in bundle["exercises"]:
-        label = exercise["label"]
-        positions = [i for i, c in enumerate(cells) if c.exercise == label and c.role != "answer"]
-        answers = [i for i, c in enumerate(cells) if c.role == "answer" and c.exercise == label]
-        if not answers:
-            result.flag(
-                "tampered",
-                f"{label}: answer cell not found (its '# ANSWER {label}' cell was deleted or "
-                "its first line changed); the checks ran where its checks were",
-            )
-        if positions:  # where the checks were, or after the answer if the student moved it
-            anchors[label] = max(positions[0], answers[-1] + 1) if answers else positions[0]
-        elif answers:
-            anchors[label] = answers[-1] + 1
-        else:
-            anchors[label] = len(cells)
-            result.flag(
-                "tampered", f"{label}: no cell of this exercise found; checks ran at the end"
-            )
-        for check in exercise["checks"]:
-            if check["hidden"]:
-                continue
-            copies = [
-                c
-                for c in cells
-                if c.role == "check" and (c.exercise, c.number) == (label, check["number"])
-            ]
-            if not copies:
-                result.flag("tampered", f"{label}#{check['number']}: public check cell deleted")
-            elif any(_normalized(c.cell.source) != _normalized(check["source"]) for c in copies):
-                result.flag(
-                    "tampered",
-                    f"{label}#{check['number']}: public check cell edited (graded with the "
-                    "original)",
-                )
-    notebook = nbformat.v4.new_notebook()
-    inserted: dict[int, tuple[str, int]] = {}
-    answer_cells: dict[int, str] = {}
-    origin: dict[int, int] = {}
-    by_position: dict[int, list[dict]] = {}
-    for exercise in bundle["exercises"]:
-        by_position.setdefault(anchors[exercise["label"]], []).append(exercise)
-    for position in range(len(cells) + 1):
-        for exercise in by_position.get(position, []):
-            for check in exercise["checks"]:
-                inserted[len(notebook.cells)] = (exercise["label"], check["number"])
-                notebook.cells.append(_check_cell(exercise, check, token))
-        if position == len(cells):
-            break
-        submitted = cells[position]
-        if submitted.role in ("check", "hidden-checks"):
-            continue
-        if submitted.role == "answer":
-            answer_cells[len(notebook.cells)] = submitted.exercise
-        cell = nbformat.v4.new_code_cell(submitted.cell.source)
-        if submitted.cell.cell_type != "code":
-            cell = nbformat.v4.new_markdown_cell(submitted.cell.source)
-        origin[len(notebook.cells)] = position
-        notebook.cells.append(cell)
-    return notebook, inserted, answer_cells, origin
-
-
-def _read(path: Path, result: SubmissionResult) -> nbformat.NotebookNode | None:
+def read_submission(path: Path, result: SubmissionResult) -> nbformat.NotebookNode | None:
+    """The notebook at ``path``, or ``None`` with ``result`` marked ``unreadable`` and why."""
+    if path.suffix.lower() != ".ipynb":
+        result.flag("unreadable", f"not a notebook: a {path.suffix or 'suffix-less'} file")
+        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        result.flag("unreadable", f"not a readable notebook (not JSON: {error})")
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
+    except RecursionError:
+        result.flag("unreadable", "not a readable notebook (JSON nested too deeply)")
+        return None
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        result.flag("unreadable", f"not a readable notebook (not JSON: {type(error).__name__})")
         return None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         result.flag("unreadable", "not a readable notebook (a JSON file with no list of cells)")
         return None
-    try:
-        return nbformat.reads(json.dumps(data), as_version=4)
-    except Exception as error:  # any unreadable file is reported, never raised
-        result.flag("unreadable", f"not a readable notebook: {type(error).__name__}: {error}")
-        return None
-
-
-class _GradingClient(NotebookClient):
-    """A notebook client that interrupts a cell over its time limit, and records that it did.
-
-    The first time a cell exceeds its limit the kernel is interrupted and the client waits for
-    the cell to end (a ``KeyboardInterrupt`` error); if the cell has not ended within a second
-    limit, :class:`CellTimeoutError` is raised and the kernel is given up on.
-    """
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.interrupted: set[int] = set()
-        self.current: int | None = None
-
-    async def _async_handle_timeout(self, timeout, cell=None):
-        if self.current in self.interrupted:
-            raise CellTimeoutError.error_from_timeout_and_cell(
-                "Cell execution timed out and the kernel ignored the interrupt", timeout, cell
+    cells = []
+    for number, cell in enumerate(data["cells"], start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") not in ("code", "markdown", "raw"):
+            result.flag("unreadable", f"not a readable notebook (cell {number} is not a cell)")
+            return None
+        source = cell.get("source", "")
+        if isinstance(source, list) and all(isinstance(line, str) for line in source):
+            source = "".join(source)
+        if not isinstance(source, str):
+            result.flag(
+                "unreadable",
+                f"not a readable notebook (cell {number}: source is a "
+                f"{type(source).__name__}, not text)",
             )
-        self.interrupted.add(self.current)
-        await ensure_async(self.km.interrupt_kernel())
-        return None
+            return None
+        metadata = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
+        node = nbformat.NotebookNode(
+            cell_type=cell["cell_type"], source=source, metadata=nbformat.from_dict(metadata)
+        )
+        cells.append(node)
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    return nbformat.NotebookNode(cells=cells, metadata=nbformat.from_dict(metadata))
 
 
-def _execute(
-    notebook: nbformat.NotebookNode,
-    result: SubmissionResult,
-    *,
-    kernel_name: str,
-    timeout: float,
-    cell_timeout: float,
-    workdir: Path,
-    names: dict[int, str],
-) -> dict[int, str]:
-    """Run ``notebook`` cell by cell; returns why cells that did not complete did not."""
-    unfinished: dict[int, str] = {}
-    client = _GradingClient(
-        notebook,
-        kernel_name=kernel_name,
-        allow_errors=True,
-        shutdown_kernel="immediate",
-        record_timing=False,
-        resources={"metadata": {"path": str(workdir)}},
-    )
-    start = time.monotonic()
-    code = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
-    stopped: str | None = None
-    # The kernel's own stderr (transport warnings) is not the notebook's: keep it off the console.
-    try:
-        with client.setup_kernel(stderr=subprocess.DEVNULL):
-            for index in code:
-                name = names.get(index, f"cell {index + 1}")
-                if stopped is not None:
-                    unfinished[index] = stopped
-                    continue
-                remaining = timeout - (time.monotonic() - start)
-                if remaining <= 0:
-                    stopped = f"not run: the notebook's time limit ({timeout:g} s) was reached"
-                    result.flag("timeout", f"the notebook's time limit ({timeout:g} s) was reached")
-                    unfinished[index] = stopped
-                    continue
-                client.timeout = max(1, math.ceil(min(remaining, cell_timeout)))
-                client.current = index
-                try:
-                    client.execute_cell(notebook.cells[index], index)
-                except CellTimeoutError:
-                    unfinished[index] = f"timed out after {client.timeout} s"
-                    stopped = "not run: the kernel ignored the interrupt after a timeout"
+def _role(cell: nbformat.NotebookNode) -> tuple[str | None, object]:
+    meta = cell.metadata.get("curvlab", {})
+    meta = meta if isinstance(meta, dict) else {}
+    return meta.get("role"), meta
+
+
+@dataclass
+class Plan:
+    """What runs in the sandbox: the steps, and where each answer and added cell came from."""
+
+    steps: list[dict]
+    answer_sources: dict[str, list[str]]
+
+
+def _match_given(cell, bundle: Bundle, used: set[int]) -> int | None:
+    role, meta = _role(cell)
+    if role == "given" and isinstance(meta.get("given"), int):
+        index = meta["given"]
+        if 0 <= index < len(bundle.given) and index not in used:
+            return index
+    text = normalized(cell.source)
+    for index, source in enumerate(bundle.given):
+        if index not in used and normalized(source) == text:
+            return index
+    return None
+
+
+def build_plan(bundle: Bundle, notebook: nbformat.NotebookNode, result: SubmissionResult) -> Plan:
+    """Steps for the runner: originals of the given cells, the student's answers, exports.
+
+    Flags deleted or edited given cells and public checks, and missing answer cells.
+    """
+    anchors: dict[str, list[str]] = {}  # layout entry -> student code placed after it
+    answers: dict[str, list[str]] = {}
+    seen_given: set[int] = set()
+    edited_given: set[int] = set()
+    public = {normalized(check.source): check for check in bundle.checks if not check.hidden}
+    seen_checks: set[str] = set()
+    anchor = "start"
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        role, meta = _role(cell)
+        label = markup.answer_label(cell.source)
+        if role == "answer" and isinstance(meta.get("exercise"), str):
+            label = meta["exercise"]
+        if label is not None and any(ex.label == label for ex in bundle.exercises):
+            answers.setdefault(label, []).append(cell.source)
+            anchor = f"answer:{label}"
+            continue
+        if role == "check" or markup.looks_like_check(cell.source):
+            check = public.get(normalized(cell.source))
+            if check is not None:
+                seen_checks.add(check.key)
+            elif role == "check":
+                key = f"{meta.get('exercise')}#{meta.get('check')}"
+                if key in {c.key for c in bundle.checks if not c.hidden}:
+                    seen_checks.add(key)
                     result.flag(
-                        "timeout",
-                        f"{name} ran over {client.timeout} s and did not stop when interrupted; "
-                        "the rest of the notebook was not run",
+                        "tampered", f"{key}: public check edited (graded with the original)"
                     )
-                except DeadKernelError:
-                    unfinished[index] = "the kernel died while running this cell"
-                    stopped = "not run: the kernel died earlier"
-                    result.flag("crashed", f"the kernel died in {name}")
-                else:
-                    if index in client.interrupted:
-                        unfinished[index] = f"timed out after {client.timeout} s (interrupted)"
-                        result.flag(
-                            "timeout", f"{name} ran over {client.timeout} s and was interrupted"
-                        )
-    except (RuntimeError, OSError, TimeoutError) as error:  # the kernel did not start or broke
-        result.flag("crashed", f"the notebook could not be run: {type(error).__name__}: {error}")
-        for index in code:
-            unfinished.setdefault(index, f"not run: {type(error).__name__}")
-    return unfinished
+            continue
+        given = _match_given(cell, bundle, seen_given)
+        if given is not None:
+            seen_given.add(given)
+            if normalized(cell.source) != normalized(bundle.given[given]):
+                edited_given.add(given)
+            anchor = f"given:{given}"
+            continue
+        anchors.setdefault(anchor, []).append(cell.source)
+    for index in range(len(bundle.given)):
+        if index not in seen_given:
+            result.flag("tampered", f"given cell {index + 1} deleted (restored)")
+    for index in sorted(edited_given):
+        result.flag("tampered", f"given cell {index + 1} edited (restored before running)")
+    for check in bundle.checks:
+        if not check.hidden and check.key not in seen_checks:
+            result.flag("tampered", f"{check.key}: public check cell deleted or changed")
+    steps: list[dict] = [{"source": source, "cell": -1} for source in anchors.get("start", [])]
+    for entry in bundle.layout:
+        kind, _, key = entry.partition(":")
+        if kind == "given":
+            steps.append({"source": bundle.given[int(key)], "cell": len(steps)})
+        elif kind == "answer":
+            for source in answers.pop(key, []):
+                steps.append({"source": source, "cell": len(steps)})
+        elif kind == "checks":
+            steps.append({"export": key, "names": list(bundle.exercise(key).names)})
+        for source in anchors.pop(entry, []):
+            steps.append({"source": source, "cell": len(steps)})
+    return Plan(steps=steps, answer_sources=_answer_sources(notebook, bundle))
+
+
+def _answer_sources(notebook, bundle: Bundle) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        role, meta = _role(cell)
+        label = markup.answer_label(cell.source)
+        if role == "answer" and isinstance(meta.get("exercise"), str):
+            label = meta["exercise"]
+        if label is not None:
+            found.setdefault(label, []).append(cell.source)
+    return found
+
+
+def _flag_copies(bundle: Bundle, notebook, plan: Plan, result: SubmissionResult) -> None:
+    meta = notebook.metadata.get("curvlab", {})
+    meta = meta if isinstance(meta, dict) else {}
+    if meta.get("edition") == "instructor":
+        result.flags.append("instructor-edition")
+        result.flag("flagged", "the notebook's metadata says it is the instructor edition")
+    hidden = {normalized(check.source) for check in bundle.checks if check.hidden}
+    if any(normalized(cell.source) in hidden for cell in notebook.cells):
+        result.flags.append("contains-hidden-checks")
+        result.flag(
+            "flagged",
+            "the notebook contains the hidden checks: an instructor edition or the book's notebook",
+        )
+    if result.flags:
+        result.withheld = True
+        result.notes.append("points withheld pending review (the checks were still run)")
+    for exercise in bundle.exercises:
+        lines = []
+        for source in plan.answer_sources.get(exercise.label, []):
+            for line in source.split("\n"):
+                stripped = line.strip()
+                if stripped in exercise.scaffold or stripped.startswith("# ANSWER"):
+                    continue
+                if stripped in (markup.BEGIN_SOLUTION, markup.END_SOLUTION):
+                    continue
+                lines.append(line)
+        if lines and answer_digest(lines) == exercise.solution_sha256:
+            result.flags.append(f"matches-solution:{exercise.label}")
+            result.flag("flagged", f"{exercise.label}: the answer is the solution line for line")
+        if exercise.label not in plan.answer_sources:
+            result.flag("tampered", f"{exercise.label}: answer cell not found (deleted or renamed)")
+
+
+def _runner_command(workdir: Path, token: str, unsafe: bool) -> list[str]:
+    argv = [sys.executable, "-m", "curvlab.classroom.runner"]
+    if unsafe:
+        return argv
+    return sandbox_command(workdir, token, argv)
 
 
 def grade_notebook(
-    bundle: dict,
+    bundle: Bundle,
     path: str | Path,
     *,
     student: str | None = None,
-    kernel_name: str = "python3",
     timeout: float = 600,
     cell_timeout: float | None = None,
-    workdir: str | Path | None = None,
+    unsafe: bool = False,
+    limits: Limits | None = None,
 ) -> SubmissionResult:
-    """Grade the notebook at ``path`` with the checks of ``bundle``.
+    """Grade the notebook at ``path`` with the checks of ``bundle`` (see the module docstring).
 
     ``timeout`` bounds the whole notebook (seconds), ``cell_timeout`` each cell (defaults to
-    ``timeout``); a cell over its limit is interrupted and grading goes on with the next cell.
-    The kernel is ``kernel_name`` whatever the notebook's metadata says. Runs in ``workdir``
-    (default: the notebook's folder).
-
-    A file that is not a notebook is reported, and scores nothing (no kernel is started):
+    ``timeout``). Without a working sandbox this raises :class:`SandboxUnavailable` unless
+    ``unsafe`` is true. A file that is not a notebook is reported, and scores nothing:
 
     >>> import tempfile
     >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
@@ -359,7 +305,7 @@ def grade_notebook(
     >>> folder = Path(tempfile.mkdtemp())
     >>> bundle = autograder_bundle(read_chapter(write_example_chapter(folder)))
     >>> _ = (folder / "alice.ipynb").write_text("{not json")
-    >>> result = grade_notebook(bundle, folder / "alice.ipynb")
+    >>> result = grade_notebook(bundle, folder / "alice.ipynb", unsafe=True)
     >>> result.student, result.status, result.total
     ('alice', 'unreadable', 0)
     >>> {check.reason for check in result.checks}
@@ -371,75 +317,135 @@ def grade_notebook(
     if cell_timeout is not None and cell_timeout <= 0:
         raise ValueError(f"cell_timeout: expected a positive number of seconds, got {cell_timeout}")
     result = SubmissionResult(student=student or path.stem, path=path)
-    for exercise in bundle["exercises"]:
-        for check in exercise["checks"]:
-            result.checks.append(
-                CheckResult(
-                    exercise=exercise["label"],
-                    number=check["number"],
-                    points=check["points"],
-                    what=check["what"],
-                    hidden=check["hidden"],
-                )
-            )
+    result.checks = [
+        CheckResult(check.exercise, check.number, check.points, check.what, check.hidden)
+        for check in bundle.checks
+    ]
     started = time.monotonic()
-    submitted = _read(path, result)
-    if submitted is None:
+    notebook = read_submission(path, result)
+    if notebook is None:
         for check in result.checks:
             check.reason = "not run: the notebook could not be read"
         return result
-    chapter = submitted.metadata.get("curvlab", {})
-    chapter = chapter.get("chapter") if isinstance(chapter, dict) else None
-    if chapter != bundle["chapter"]:
+    if not unsafe and (problem := sandbox_problem()) is not None:
+        raise SandboxUnavailable(f"cannot sandbox submissions: {problem} (or grade with --unsafe)")
+    meta = notebook.metadata.get("curvlab", {})
+    chapter = meta.get("chapter") if isinstance(meta, dict) else None
+    if chapter != bundle.chapter:
         result.flag(
             "tampered",
-            f"notebook metadata names chapter {chapter!r}, not {bundle['chapter']!r} "
-            "(not a student edition of this chapter, or its metadata was removed)",
+            f"notebook metadata names chapter {str(chapter)[:40]!r}, not {bundle.chapter!r}",
         )
-    cells = [_classify(cell, bundle) for cell in submitted.cells]
-    token = f"curvlab-check-completed-{secrets.token_hex(8)}"
-    notebook, inserted, answers, origin = _assemble(bundle, cells, result, token)
-    unfinished = _execute(
-        notebook,
-        result,
-        kernel_name=kernel_name,
-        timeout=timeout,
-        cell_timeout=cell_timeout or timeout,
-        workdir=Path(workdir) if workdir is not None else path.parent,
-        names={
-            **{index: f"cell {position + 1}" for index, position in origin.items()},
-            **{index: f"check {label}#{number}" for index, (label, number) in inserted.items()},
-        },
-    )
-    checks = {(check.exercise, check.number): check for check in result.checks}
-    for index, key in inserted.items():
-        check = checks[key]
-        cell = notebook.cells[index]
-        error = _first_error(cell)
-        if index in unfinished:
-            check.reason = unfinished[index]
-        elif error is not None:
-            check.reason = error
-        elif not _mentions(cell, token):
-            check.reason = "did not run to its end"
-        else:
-            check.passed, check.reason = True, "passed"
-    for index, label in answers.items():
-        if label in result.answer_errors:
-            continue
-        if index in unfinished:
-            result.answer_errors[label] = unfinished[index]
-            if not unfinished[index].startswith("not run"):
-                result.notes.append(
-                    f"{label}: the answer cell did not finish ({unfinished[index]})"
-                )
-        elif (error := _first_error(notebook.cells[index])) is not None:
-            result.answer_errors[label] = error
-            result.notes.append(f"{label}: the answer cell raised {error}")
-    for index, cell in enumerate(notebook.cells):
-        if cell.cell_type == "code" and index not in inserted and index not in answers:
-            error = _first_error(cell)
-            if error is not None:
-                result.notes.append(f"cell {origin[index] + 1} (not an answer cell) raised {error}")
+    plan = build_plan(bundle, notebook, result)
+    _flag_copies(bundle, notebook, plan, result)
+    outcome = _run(bundle, plan, result, timeout, cell_timeout or timeout, unsafe, limits)
+    _record(bundle, outcome, result)
     result.seconds = time.monotonic() - started
     return result
+
+
+def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits) -> dict | None:
+    import secrets
+
+    token = secrets.token_hex(12)
+    limits = limits or Limits(cpu_seconds=int(timeout) + 30)
+    grader_dir = Path(tempfile.mkdtemp(prefix="curvlab-grader-"))
+    workdir = Path(tempfile.mkdtemp(prefix="curvlab-submission-"))
+    sandbox = checker = None
+    try:
+        bundle_path = grader_dir / "bundle.json"
+        bundle_path.write_text(bundle.to_json(), encoding="utf-8")
+        notebook = nbformat.v4.new_notebook()
+        notebook.cells = [
+            nbformat.v4.new_code_cell(step["source"]) for step in plan.steps if "source" in step
+        ]
+        (workdir / "submission.ipynb").write_text(nbformat.writes(notebook), encoding="utf-8")
+        if not unsafe:
+            os.chown(workdir, SANDBOX_UID, SANDBOX_UID)
+        env = {"CURVLAB_SANDBOX": token, "PATH": os.environ.get("PATH", "/usr/bin")}
+        if unsafe:
+            from .sandbox import environment
+
+            env = {**environment(token), "HOME": str(workdir)}
+        sandbox = subprocess.Popen(
+            _runner_command(workdir, token, unsafe),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=workdir,
+            env=env,
+            preexec_fn=limits.apply,
+        )
+        message = json.dumps({"steps": plan.steps, "cell_timeout": cell_timeout}) + "\n"
+        sandbox.stdin.write(message.encode())
+        sandbox.stdin.flush()
+        read_fd, write_fd = sandbox.stdout.fileno(), sandbox.stdin.fileno()
+        checker_env = {key: value for key, value in os.environ.items() if key != "CURVLAB_SANDBOX"}
+        checker_env.update({"MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"})
+        checker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "curvlab.classroom.checker",
+                str(bundle_path),
+                str(read_fd),
+                str(write_fd),
+                str(timeout),
+            ],
+            pass_fds=(read_fd, write_fd),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=grader_dir,
+            env=checker_env,
+        )
+        try:
+            out, _ = checker.communicate(timeout=2 * timeout + 120)
+        except subprocess.TimeoutExpired:
+            checker.kill()
+            out, _ = checker.communicate()
+            result.flag("timeout", "grading this notebook ran over its time limit")
+        try:
+            outcome = json.loads(out.decode() or "null")
+        except ValueError:
+            outcome = None
+        if outcome is None:
+            result.flag("crashed", "the checks could not be run for this notebook")
+        return outcome
+    finally:
+        if sandbox is not None:
+            leftovers = kill_everything(sandbox, token)
+            if leftovers:
+                result.flag(
+                    "tampered", f"{len(leftovers)} process(es) outlived the notebook (killed)"
+                )
+        if checker is not None and checker.poll() is None:
+            checker.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(grader_dir, ignore_errors=True)
+
+
+def _record(bundle: Bundle, outcome: dict | None, result: SubmissionResult) -> None:
+    if outcome is None:
+        return
+    by_key = {check.key: check for check in bundle.checks}
+    results = {(check.exercise, check.number): check for check in result.checks}
+    for item in outcome.get("checks", []):
+        spec = by_key.get(item.get("key"))
+        if spec is None:
+            continue
+        check = results[(spec.exercise, spec.number)]
+        check.passed = item.get("passed") is True
+        check.reason = str(item.get("reason", ""))[:80]
+    for label, problems in outcome.get("answer_problems", {}).items():
+        text = "; ".join(f"{name}: {reason}" for name, reason in problems.items())
+        result.answer_errors[label] = text[:300]
+    cells = outcome.get("cells", {})
+    if any(cell.get("timeout") for cell in cells.values()):
+        result.flag("timeout", "a cell ran over its time limit and was interrupted")
+    if outcome.get("ended") == "closed":
+        result.flag("crashed", "the student's kernel died before the notebook's end")
+    elif outcome.get("ended") != "done":
+        result.flag("timeout", "the notebook did not run to its end within the time limit")
+    for exercise in bundle.exercises:
+        if exercise.label not in outcome.get("exported", []):
+            result.answer_errors.setdefault(exercise.label, "the notebook stopped before it")

@@ -1,18 +1,26 @@
-"""Score tables and feedback from graded submissions.
+"""Gradebook, per-check table, per-exercise summary and per-student feedback.
 
-- ``scores.csv``: one row per student, one column per exercise (points earned), then ``total``,
-  ``possible``, ``status`` (``ok``, ``tampered``, ``timeout``, ``crashed``, ``unreadable``) and
-  ``notes``;
-- ``scores-checks.csv`` beside it: one row per student and check, with the reason of a failure;
-- ``feedback/<student>.md``: what each check checks, whether it passed and why not. For hidden
-  checks the feedback names what they check and the kind of error, never their source.
+- ``scores.csv`` (the gradebook, one row per file of the submissions folder): ``student``, one
+  column per graded exercise (points earned), ``total``, ``possible``, ``status`` (``ok``,
+  ``flagged``, ``tampered``, ``timeout``, ``crashed``, ``unreadable``), ``flags``, ``notes``,
+  then one empty ``manual:<label>`` column per exercise without checks (written answers, for
+  the instructor to fill in); plain CSV that LMS gradebook imports read;
+- ``scores-checks.csv``: one row per student and check, with the reason of a failure;
+- ``summary.csv``: per exercise, the mean, the standard deviation, the quartiles and the
+  distribution of the points earned;
+- ``feedback/<student>.md``: each exercise's score and its checks. A hidden check shows only
+  its number and points, never its source or its description (which may state the answer);
+  errors are named by their exception type only, never by text the student's code wrote.
 """
 
 from __future__ import annotations
 
 import csv
+import statistics
+from collections import Counter
 from pathlib import Path
 
+from .bundle import Bundle
 from .grading import CheckResult, SubmissionResult  # noqa: F401 (CheckResult: doctests)
 
 
@@ -34,8 +42,29 @@ def _points(value: int | float) -> str:
     return f"{_number(value)} point" + ("" if value == 1 else "s")
 
 
-def write_scores(bundle: dict, results: list[SubmissionResult], path: str | Path) -> list[Path]:
-    """Write ``scores.csv`` at ``path`` and ``<stem>-checks.csv`` beside it; returns both paths.
+def gradebook_header(bundle: Bundle) -> list[str]:
+    """The columns of ``scores.csv``."""
+    labels = [exercise.label for exercise in bundle.exercises]
+    manual = [f"manual:{label}" for label in bundle.manual]
+    return ["student", *labels, "total", "possible", "status", "flags", "notes", *manual]
+
+
+def gradebook_row(bundle: Bundle, result: SubmissionResult) -> list[str]:
+    """One row of ``scores.csv``."""
+    return [
+        result.student,
+        *(_number(result.score(exercise.label)) for exercise in bundle.exercises),
+        _number(result.total),
+        _number(bundle.points),
+        result.status,
+        " ".join(result.flags),
+        "; ".join(result.notes),
+        *("" for _ in bundle.manual),
+    ]
+
+
+def write_scores(bundle: Bundle, results: list[SubmissionResult], path: str | Path) -> list[Path]:
+    """Write ``scores.csv`` at ``path``, ``<stem>-checks.csv`` and ``summary.csv`` beside it.
 
     >>> import tempfile
     >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
@@ -47,37 +76,30 @@ def write_scores(bundle: dict, results: list[SubmissionResult], path: str | Path
     ...     CheckResult("ex-tiny-two", 1, 1, "two is an int", False, True, "passed"),
     ...     CheckResult("ex-tiny-two", 2, 2, "two is 2", True, False, "AssertionError"),
     ... ]
-    >>> scores, checks = write_scores(bundle, [result], folder / "scores.csv")
+    >>> scores, checks, summary = write_scores(bundle, [result], folder / "scores.csv")
     >>> print(scores.read_text().strip())
-    student,ex-tiny-two,total,possible,status,notes
-    alice,1,1,3,ok,
+    student,ex-tiny-two,total,possible,status,flags,notes
+    alice,1,1,3,ok,,
     >>> print(checks.read_text().splitlines()[2])
     alice,ex-tiny-two,2,hidden,2,0,two is 2,AssertionError
+    >>> print(summary.read_text().splitlines()[1])
+    ex-tiny-two,3,1,1,0,1,1,1,1,1,1:1
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    labels = [exercise["label"] for exercise in bundle["exercises"]]
+    ordered = sorted(results, key=lambda result: result.student)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", *labels, "total", "possible", "status", "notes"])
-        for result in results:
-            writer.writerow(
-                [
-                    result.student,
-                    *(_number(result.score(label)) for label in labels),
-                    _number(result.total),
-                    _number(bundle["points"]),
-                    result.status,
-                    "; ".join(result.notes),
-                ]
-            )
+        writer.writerow(gradebook_header(bundle))
+        for result in ordered:
+            writer.writerow(gradebook_row(bundle, result))
     checks_path = path.with_name(f"{path.stem}-checks.csv")
     with checks_path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(
             ["student", "exercise", "check", "visibility", "points", "earned", "what", "reason"]
         )
-        for result in results:
+        for result in ordered:
             for check in result.checks:
                 writer.writerow(
                     [
@@ -91,89 +113,130 @@ def write_scores(bundle: dict, results: list[SubmissionResult], path: str | Path
                         check.reason,
                     ]
                 )
-    return [path, checks_path]
+    summary_path = path.with_name("summary.csv")
+    write_summary(bundle, ordered, summary_path)
+    return [path, checks_path, summary_path]
 
 
-def _student_reason(check) -> str:
+def write_summary(bundle: Bundle, results: list[SubmissionResult], path: Path) -> Path:
+    """Per exercise: possible, graded count, mean, sd, min, quartiles, max, distribution."""
+    graded = [result for result in results if result.status != "unreadable"]
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            ["exercise", "possible", "graded", "mean", "sd", "min", "q1", "median", "q3", "max"]
+            + ["distribution"]
+        )
+        for exercise in bundle.exercises:
+            scores = [float(result.score(exercise.label)) for result in graded]
+            if not scores:
+                writer.writerow([exercise.label, _number(exercise.points), 0] + [""] * 8)
+                continue
+            quartiles = (
+                statistics.quantiles(scores, n=4, method="inclusive")
+                if len(scores) > 1
+                else [scores[0]] * 3
+            )
+            spread = statistics.pstdev(scores)
+            counts = Counter(scores)
+            writer.writerow(
+                [
+                    exercise.label,
+                    _number(exercise.points),
+                    len(scores),
+                    _number(round(statistics.fmean(scores), 4)),
+                    _number(round(spread, 4)),
+                    _number(min(scores)),
+                    *(_number(round(q, 4)) for q in quartiles),
+                    _number(max(scores)),
+                    " ".join(f"{_number(k)}:{counts[k]}" for k in sorted(counts)),
+                ]
+            )
+    return path
+
+
+def _reason(check: CheckResult) -> str:
     if check.passed:
         return "passed"
-    if check.hidden and ":" in check.reason and not check.reason.startswith(("not run", "timed")):
-        return f"failed ({check.reason.split(':', 1)[0]})"
-    return f"failed: {check.reason}"
+    ok = check.reason.replace("_", "").replace(" ", "").isalnum() and len(check.reason) <= 80
+    reason = check.reason if ok else "did not pass"
+    return f"failed ({reason})"
 
 
-def feedback_markdown(bundle: dict, result: SubmissionResult) -> str:
-    """Readable feedback for one student: score, then each exercise's checks and why they failed.
+def feedback_markdown(bundle: Bundle, result: SubmissionResult) -> str:
+    """Readable feedback for one student: score, then each exercise's checks.
 
-    >>> bundle = {"chapter": "tiny", "title": "Tiny", "points": 3, "exercises": [
-    ...     {"label": "ex-tiny-two", "title": "Two", "points": 3}]}
+    >>> import tempfile
+    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
+    >>> from curvlab.classroom.editions import autograder_bundle
+    >>> bundle = autograder_bundle(read_chapter(write_example_chapter(tempfile.mkdtemp())))
     >>> result = SubmissionResult("alice", Path("alice.ipynb"))
     >>> result.checks = [
     ...     CheckResult("ex-tiny-two", 1, 1, "two is an int", False, True, "passed"),
     ...     CheckResult("ex-tiny-two", 2, 2, "two is 2", True, False, "AssertionError"),
     ... ]
     >>> print(feedback_markdown(bundle, result))
-    # Feedback: Tiny
+    # Feedback: A tiny chapter
     <BLANKLINE>
     Student: `alice`. Score: **1 / 3** points.
     <BLANKLINE>
     ## Two (`ex-tiny-two`): 1 / 3
     <BLANKLINE>
     - ✓ check 1 (1 point): two is an int: passed
-    - ✗ hidden check 2 (2 points): two is 2: failed: AssertionError
+    - ✗ hidden check 2 (2 points): failed (AssertionError)
     <BLANKLINE>
     """
     lines = [
-        f"# Feedback: {bundle.get('title') or bundle['chapter']}",
+        f"# Feedback: {bundle.title or bundle.chapter}",
         "",
         f"Student: `{result.student}`. Score: **{_number(result.total)} / "
-        f"{_number(bundle['points'])}** points.",
+        f"{_number(bundle.points)}** points.",
     ]
     if result.status != "ok":
         lines += ["", f"**Grading status: {result.status}.**"]
     if result.notes:
         lines += ["", "Notes:", "", *(f"- {note}" for note in result.notes)]
-    for exercise in bundle["exercises"]:
-        label = exercise["label"]
+    for exercise in bundle.exercises:
+        label = exercise.label
         lines += [
             "",
-            f"## {exercise['title']} (`{label}`): "
-            f"{_number(result.score(label))} / {_number(exercise['points'])}",
+            f"## {exercise.title} (`{label}`): "
+            f"{_number(result.score(label))} / {_number(exercise.points)}",
         ]
         if label in result.answer_errors:
-            error = result.answer_errors[label]
-            if error.startswith("NotImplementedError"):
-                lines += ["", "Not answered: the answer cell still raises NotImplementedError."]
-            elif error.startswith(("timed out", "not run", "the kernel")):
-                lines += ["", f"Your answer cell did not finish: {error}."]
-            else:
-                lines += ["", f"Your answer cell raised `{error}`."]
+            lines += ["", f"Your answer could not be graded: {result.answer_errors[label]}."]
         lines.append("")
         for check in result.checks:
             if check.exercise != label:
                 continue
             mark = "✓" if check.passed else "✗"
-            kind = "hidden check" if check.hidden else "check"
-            lines.append(
-                f"- {mark} {kind} {check.number} ({_points(check.points)}): {check.what}: "
-                f"{_student_reason(check)}"
-            )
+            if check.hidden:
+                lines.append(
+                    f"- {mark} hidden check {check.number} ({_points(check.points)}): "
+                    f"{_reason(check)}"
+                )
+            else:
+                lines.append(
+                    f"- {mark} check {check.number} ({_points(check.points)}): {check.what}: "
+                    f"{_reason(check)}"
+                )
     return "\n".join(lines) + "\n"
 
 
-def write_feedback(bundle: dict, results: list[SubmissionResult], folder: str | Path) -> list[Path]:
-    """Write ``<student>.md`` feedback files into ``folder``; returns their paths.
+def feedback_path(folder: Path, student: str) -> Path:
+    """Where the feedback of ``student`` goes: ``<folder>/<student>.md``, path kept inside."""
+    safe = "/".join(part for part in student.split("/") if part not in ("", ".", ".."))
+    return folder / f"{safe or 'unnamed'}.md"
 
-    >>> import tempfile
-    >>> bundle = {"chapter": "tiny", "points": 0, "exercises": []}
-    >>> folder = Path(tempfile.mkdtemp())
-    >>> [p.name for p in write_feedback(bundle, [SubmissionResult("bob", Path("b"))], folder)]
-    ['bob.md']
-    """
+
+def write_feedback(
+    bundle: Bundle, results: list[SubmissionResult], folder: str | Path
+) -> list[Path]:
+    """Write ``<student>.md`` feedback files into ``folder``; returns their paths."""
     folder = Path(folder)
     written = []
     for result in results:
-        target = folder / f"{result.student}.md"
+        target = feedback_path(folder, result.student)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(feedback_markdown(bundle, result), encoding="utf-8")
         written.append(target)

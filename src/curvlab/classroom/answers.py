@@ -1,0 +1,285 @@
+"""Answers as data: what leaves the student's kernel, and how the grader reads it back.
+
+The sandboxed kernel turns each answer into plain JSON data with :func:`encode`; the grader
+rebuilds it with :func:`decode`, which never evaluates anything:
+
+- ``{"int": "12"}``, ``{"float": "0.5"}`` (``repr``, so ``nan`` and ``inf`` survive),
+  ``{"complex": ["1.0", "2.0"]}``, ``{"bool": true}``, ``{"str": "..."}``, ``{"none": null}``;
+- ``{"list": [...]}``, ``{"tuple": [...]}``;
+- ``{"ndarray" | "tensor": {"dtype": "float64", "shape": [2, 2], "data": ["1.0", ...]}}``:
+  NumPy arrays and torch tensors as numbers only;
+- ``{"sympy": "<srepr>"}``: a SymPy object as its ``srepr`` string, re-parsed by
+  :func:`parse_srepr` with a whitelist of SymPy classes (no ``eval``);
+- ``{"error": "..."}``: the value was not data (a function, a custom class, an object whose
+  ``__eq__`` says yes to everything): the answer counts as missing.
+
+>>> import sympy as sp
+>>> x = sp.Symbol("x", positive=True)
+>>> decode(encode([sp.sin(x) / 2, 3, 0.25])) == [sp.sin(x) / 2, 3, 0.25]
+True
+>>> decode(encode(type("Yes", (), {"__eq__": lambda self, other: True})()))  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+curvlab.classroom.answers.AnswerError: answer must be ...; got Yes
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+
+MAX_DEPTH = 60
+MAX_ITEMS = 1_000_000
+MAX_SREPR = 2_000_000
+_DTYPES = ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8", "bool")
+EXPECTED = "a SymPy object, a number, a string, a list or tuple of these, or a numeric array"
+
+
+class AnswerError(TypeError):
+    """A value that is not answer data, or data that does not decode."""
+
+
+def _type_name(value) -> str:
+    name = type(value).__name__
+    return "".join(ch for ch in name if ch.isalnum() or ch == "_")[:60] or "object"
+
+
+def encode(value, depth: int = 0):
+    """``value`` as JSON-able answer data; :class:`AnswerError` when it is not data.
+
+    Exact built-in types only (``type(x) is int``): a subclass could carry its own ``__eq__``.
+
+    >>> encode(3), encode(0.5), encode((1, "a"))
+    ({'int': '3'}, {'float': '0.5'}, {'tuple': [{'int': '1'}, {'str': 'a'}]})
+    """
+    if depth > MAX_DEPTH:
+        raise AnswerError(f"answer nested deeper than {MAX_DEPTH} levels")
+    kind = type(value)
+    if kind is bool:
+        return {"bool": value}
+    if kind is int:
+        return {"int": str(value)}
+    if kind is float:
+        return {"float": repr(value)}
+    if kind is complex:
+        return {"complex": [repr(value.real), repr(value.imag)]}
+    if kind is str:
+        return {"str": value}
+    if value is None:
+        return {"none": None}
+    if kind in (list, tuple):
+        return {kind.__name__: [encode(item, depth + 1) for item in value]}
+    module = getattr(kind, "__module__", "") or ""
+    if module.startswith("numpy"):
+        return _encode_numpy(value)
+    if module.startswith("torch") and kind.__name__ in ("Tensor", "Parameter"):
+        return _encode_torch(value)
+    if module.startswith("sympy"):
+        import sympy
+
+        if isinstance(value, sympy.Basic | sympy.MatrixBase):
+            return {"sympy": sympy.srepr(value)}
+    raise AnswerError(f"answer must be {EXPECTED}; got {_type_name(value)}")
+
+
+def _encode_numpy(value):
+    import numpy
+
+    if isinstance(value, numpy.generic):
+        return encode(value.item())
+    if type(value) is not numpy.ndarray or str(value.dtype) not in _DTYPES:
+        raise AnswerError(f"answer must be {EXPECTED}; got {_type_name(value)}")
+    data = [repr(item) for item in value.reshape(-1).tolist()]
+    return {"ndarray": {"dtype": str(value.dtype), "shape": list(value.shape), "data": data}}
+
+
+def _encode_torch(value):
+    dtype = str(value.dtype).removeprefix("torch.")
+    if dtype not in _DTYPES:
+        raise AnswerError(f"answer must be {EXPECTED}; got a tensor of {dtype}")
+    flat = value.detach().cpu().reshape(-1).tolist()
+    data = [repr(item) for item in flat]
+    return {"tensor": {"dtype": dtype, "shape": list(value.shape), "data": data}}
+
+
+def _number(text, kind):
+    if type(text) is not str or len(text) > 400:
+        raise AnswerError(f"malformed {kind} in answer data")
+    try:
+        if kind == "int":
+            return int(text)
+        return float(text)
+    except ValueError as error:
+        raise AnswerError(f"malformed {kind} in answer data") from error
+
+
+def decode(data, depth: int = 0):
+    """Rebuild an answer from :func:`encode`'s data; :class:`AnswerError` on anything else.
+
+    >>> decode({"list": [{"int": "1"}, {"float": "nan"}]})
+    [1, nan]
+    >>> decode({"pickle": "..."})
+    Traceback (most recent call last):
+    ...
+    curvlab.classroom.answers.AnswerError: unknown answer data kind
+    """
+    if depth > MAX_DEPTH:
+        raise AnswerError(f"answer nested deeper than {MAX_DEPTH} levels")
+    if not isinstance(data, dict) or len(data) != 1:
+        raise AnswerError("answer data must be a one-key object")
+    ((kind, value),) = data.items()
+    if kind == "error":
+        raise AnswerError(str(value)[:300])
+    if kind == "bool" and type(value) is bool:
+        return value
+    if kind == "none":
+        return None
+    if kind == "int":
+        return _number(value, "int")
+    if kind == "float":
+        return _number(value, "float")
+    if kind == "complex" and isinstance(value, list) and len(value) == 2:
+        return complex(_number(value[0], "float"), _number(value[1], "float"))
+    if kind == "str" and type(value) is str:
+        return value
+    if kind in ("list", "tuple") and isinstance(value, list):
+        if len(value) > MAX_ITEMS:
+            raise AnswerError("answer list too long")
+        items = [decode(item, depth + 1) for item in value]
+        return items if kind == "list" else tuple(items)
+    if kind in ("ndarray", "tensor") and isinstance(value, dict):
+        return _decode_array(kind, value)
+    if kind == "sympy" and type(value) is str:
+        return parse_srepr(value)
+    raise AnswerError("unknown answer data kind")
+
+
+def _decode_array(kind: str, value: dict):
+    import numpy
+
+    dtype, shape, data = value.get("dtype"), value.get("shape"), value.get("data")
+    if dtype not in _DTYPES or not isinstance(shape, list) or not isinstance(data, list):
+        raise AnswerError("malformed array in answer data")
+    if not all(type(n) is int and 0 <= n for n in shape) or math.prod(shape) != len(data):
+        raise AnswerError("malformed array shape in answer data")
+    if len(data) > MAX_ITEMS:
+        raise AnswerError("answer array too large")
+    if dtype == "bool":
+        numbers = [item == "True" for item in data]
+    elif dtype.startswith(("int", "uint")):
+        numbers = [_number(item, "int") for item in data]
+    else:
+        numbers = [_number(item, "float") for item in data]
+    array = numpy.array(numbers, dtype=dtype).reshape(shape)
+    if kind == "ndarray":
+        return array
+    import torch
+
+    return torch.from_numpy(array.copy())
+
+
+# --- srepr, read with a whitelist -----------------------------------------------------------
+
+_SYMPY_NAMES = (
+    "Symbol Dummy Integer Rational Float Add Mul Pow Tuple Eq Ne Lt Le Gt Ge And Or Not "
+    "ImmutableDenseMatrix MutableDenseMatrix ImmutableSparseMatrix MutableSparseMatrix "
+    "sin cos tan cot sec csc asin acos atan atan2 acot sinh cosh tanh coth asinh acosh atanh "
+    "exp log sqrt Abs sign re im arg conjugate floor ceiling Max Min Piecewise ExprCondPair "
+    "Derivative Integral Function Lambda Heaviside DiracDelta erf gamma factorial binomial "
+    "Sum Product Interval FiniteSet"
+).split()
+
+
+def _sympy_tables():
+    import sympy
+    from sympy.functions.elementary.piecewise import ExprCondPair
+
+    calls = {name: getattr(sympy, name) for name in _SYMPY_NAMES if name != "ExprCondPair"}
+    calls["ExprCondPair"] = ExprCondPair
+    constants = {
+        "pi": sympy.pi,
+        "E": sympy.E,
+        "I": sympy.I,
+        "oo": sympy.oo,
+        "zoo": sympy.zoo,
+        "nan": sympy.nan,
+        "true": sympy.true,
+        "false": sympy.false,
+        "EulerGamma": sympy.EulerGamma,
+    }
+    return calls, constants
+
+
+def parse_srepr(text: str):
+    """Build the SymPy object a ``srepr`` string describes, allowing only whitelisted classes.
+
+    Names outside the whitelist, attribute access, subscripts, lambdas and every other Python
+    construct are refused: the text is data, never code.
+
+    >>> import sympy as sp
+    >>> parse_srepr(sp.srepr(sp.Matrix([[1, sp.Symbol("v", positive=True)]])))
+    Matrix([[1, v]])
+    >>> parse_srepr("__import__('os')")
+    Traceback (most recent call last):
+    ...
+    curvlab.classroom.answers.AnswerError: srepr: '__import__' is not an allowed SymPy class
+    """
+    if len(text) > MAX_SREPR:
+        raise AnswerError("srepr: answer too large")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        raise AnswerError(f"srepr: not a SymPy srepr ({type(error).__name__})") from None
+    calls, constants = _sympy_tables()
+
+    def build(node, depth):
+        if depth > 400:
+            raise AnswerError("srepr: expression nested too deeply")
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float, str, bool):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            operand = build(node.operand, depth + 1)
+            if type(operand) in (int, float):
+                return -operand
+            raise AnswerError("srepr: '-' only before a number")
+        if isinstance(node, ast.Name):
+            if node.id in constants:
+                return constants[node.id]
+            raise AnswerError(f"srepr: {node.id[:40]!r} is not an allowed SymPy name")
+        if isinstance(node, ast.List | ast.Tuple):
+            items = [build(item, depth + 1) for item in node.elts]
+            return items if isinstance(node, ast.List) else tuple(items)
+        if isinstance(node, ast.Call):
+            function = node.func
+            if isinstance(function, ast.Call):  # Function('f')(x): an undefined function
+                inner = function.func
+                if not (isinstance(inner, ast.Name) and inner.id == "Function"):
+                    raise AnswerError("srepr: only Function('name')(...) may be called twice")
+                function_object = build(function, depth + 1)
+            elif isinstance(function, ast.Name):
+                if function.id not in calls:
+                    raise AnswerError(f"srepr: {function.id[:40]!r} is not an allowed SymPy class")
+                function_object = calls[function.id]
+            else:
+                raise AnswerError("srepr: only SymPy classes may be called")
+            args = [build(arg, depth + 1) for arg in node.args]
+            kwargs = {}
+            for keyword in node.keywords:
+                value = build(keyword.value, depth + 1)
+                if keyword.arg is None or type(value) not in (bool, int, str):
+                    raise AnswerError("srepr: keyword arguments must be plain constants")
+                kwargs[keyword.arg] = value
+            if function_object is calls.get("Function") and not (
+                len(args) == 1 and type(args[0]) is str
+            ):
+                raise AnswerError("srepr: Function takes one name")
+            try:
+                return function_object(*args, **kwargs)
+            except (TypeError, ValueError, AttributeError, RecursionError) as error:
+                raise AnswerError(f"srepr: {type(error).__name__} building the answer") from None
+        raise AnswerError(f"srepr: {type(node).__name__} is not allowed in an answer")
+
+    try:
+        return build(tree.body, 0)
+    except RecursionError:
+        raise AnswerError("srepr: expression nested too deeply") from None

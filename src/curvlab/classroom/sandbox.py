@@ -1,0 +1,215 @@
+"""The sandbox a submission runs in: bubblewrap namespaces, an unprivileged user, rlimits.
+
+:func:`sandbox_command` wraps the runner in ``bwrap`` (Debian package ``bubblewrap``):
+
+- a new mount namespace whose root holds only ``/usr``, ``/etc``, the Python installation, the
+  virtual environment and the ``curvlab`` package (all read-only), a fresh ``/proc``, a minimal
+  ``/dev``, an empty ``/tmp`` and the submission's own working folder (the only writable
+  place): no chapter source, instructor edition, bundle, other submission or grade output;
+- new PID, network, IPC and UTS namespaces: no network, no signal to any process outside, and
+  when the runner ends (or is killed) the kernel kills every process it started, detached ones
+  included;
+- the user ``nobody`` (uid 65534, via ``setpriv``), no capabilities, no new privileges;
+- resource limits set before ``bwrap`` starts: address space, CPU seconds, processes of the
+  sandbox user, file size.
+
+When bubblewrap is missing or cannot create namespaces, :func:`sandbox_problem` says why, and
+grading refuses to run unless told ``unsafe`` (then only the rlimits and a process group apply).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SANDBOX_UID = 65534
+HOME = "/home/student"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one submission's processes."""
+
+    memory_bytes: int = 8 * 1024**3
+    cpu_seconds: int = 900
+    processes: int = 1024
+    file_bytes: int = 200 * 1024**2
+
+    def apply(self) -> None:
+        """Set these limits on the calling process (a ``preexec_fn``)."""
+        os.setsid()
+        for limit, value in (
+            (resource.RLIMIT_AS, self.memory_bytes),
+            (resource.RLIMIT_CPU, self.cpu_seconds),
+            (resource.RLIMIT_NPROC, self.processes),
+            (resource.RLIMIT_FSIZE, self.file_bytes),
+            (resource.RLIMIT_CORE, 0),
+        ):
+            resource.setrlimit(limit, (value, value))
+
+
+def _read_only_roots() -> list[str]:
+    """Folders the kernel needs to read: the Python installation, the venv, the library."""
+    import curvlab
+
+    package_root = Path(curvlab.__file__).resolve().parent.parent
+    roots = {
+        os.path.realpath(sys.base_prefix),
+        os.path.realpath(sys.prefix),
+        str(package_root),
+    }
+    kept = []
+    for root in sorted(roots):
+        if root.startswith("/usr/") or root == "/usr":
+            continue
+        if not any(root.startswith(other + "/") for other in roots if other != root):
+            kept.append(root)
+    return kept
+
+
+def environment(token: str) -> dict[str, str]:
+    """The environment of the sandboxed runner (nothing inherited from the grader)."""
+    return {
+        "PATH": f"{os.path.dirname(sys.executable)}:/usr/bin:/bin",
+        "HOME": HOME,
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": "/tmp",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "CURVLAB_SANDBOX": token,
+    }
+
+
+def sandbox_command(workdir: Path, token: str, argv: list[str]) -> list[str]:
+    """The ``bwrap`` command line running ``argv`` as ``nobody`` in ``workdir`` (see module)."""
+    command = [
+        "bwrap",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--ro-bind",
+        "/etc",
+        "/etc",
+    ]
+    for name in ("bin", "lib", "lib64", "sbin"):
+        target = Path("/") / name
+        if target.is_symlink():
+            command += ["--symlink", os.readlink(target), str(target)]
+        elif target.is_dir():
+            command += ["--ro-bind", str(target), str(target)]
+    roots = _read_only_roots()
+    parents = sorted({str(p) for root in [*roots, HOME] for p in Path(root).parents} - {"/"})
+    for parent in parents:  # folders bwrap would otherwise create unreadable (mode 0700)
+        command += ["--perms", "0755", "--dir", parent]
+    for root in roots:
+        command += ["--ro-bind", root, root]
+    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    command += ["--bind", str(workdir), HOME, "--chdir", HOME]
+    for key, value in environment(token).items():
+        command += ["--setenv", key, value]
+    command += [
+        "setpriv",
+        f"--reuid={SANDBOX_UID}",
+        f"--regid={SANDBOX_UID}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        *argv,
+    ]
+    return command
+
+
+_PROBLEM: list[str | None] = []
+
+
+def sandbox_problem() -> str | None:
+    """Why submissions cannot be sandboxed here, or ``None`` when they can (tried once)."""
+    if _PROBLEM:
+        return _PROBLEM[0]
+    problem = None
+    if os.geteuid() != 0:
+        problem = "the grader must run as root to switch the kernel to the user nobody"
+    elif shutil.which("bwrap") is None or shutil.which("setpriv") is None:
+        problem = "bubblewrap is not installed (Debian: apt-get install -y bubblewrap)"
+    else:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="curvlab-sandbox-probe-") as folder:
+            os.chown(folder, SANDBOX_UID, SANDBOX_UID)
+            command = sandbox_command(Path(folder), "probe", [sys.executable, "-c", "print(1)"])
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+                if done.returncode != 0 or done.stdout.strip() != "1":
+                    problem = f"bwrap could not start a sandbox: {done.stderr.strip()[:300]}"
+            except (OSError, subprocess.TimeoutExpired) as error:
+                problem = f"bwrap could not start a sandbox: {error}"
+    _PROBLEM.append(problem)
+    return problem
+
+
+def processes_with_token(token: str) -> list[int]:
+    """PIDs of live processes whose environment carries ``CURVLAB_SANDBOX=token``."""
+    marker = f"CURVLAB_SANDBOX={token}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def kill_everything(process: subprocess.Popen, token: str) -> list[int]:
+    """Kill the sandbox's process group, then every process carrying its token.
+
+    Returns the PIDs that were still alive after the sandbox's own process had ended (none when
+    the namespaces did their job); they are killed too.
+    """
+    for _ in range(2):
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    leftovers = processes_with_token(token)
+    for _ in range(30):  # processes the namespace teardown is still killing
+        if not leftovers:
+            break
+        time.sleep(0.1)
+        leftovers = processes_with_token(token)
+    survivors = leftovers
+    for _ in range(50):
+        if not survivors:
+            break
+        for pid in survivors:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.1)
+        survivors = processes_with_token(token)
+    return leftovers

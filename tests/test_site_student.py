@@ -1,0 +1,176 @@
+"""The student site (``make book-student``): the book without solutions or hidden checks.
+
+Without a browser: every page of the main book is there, and no page holds a line of any
+solution or hidden check. In headless Chromium (``-m browser``), like the main site: every page
+loads with no console error, no request outside localhost, every local resource found and the
+math typeset. The browser helpers are those of ``tests/test_site.py``, loaded a second time
+with ``CURVLAB_SITE_DIR`` pointing at the student site.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from curvlab.classroom.cli import toc_chapters
+from curvlab.classroom.site import distinctive_answer_lines, student_markdown
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+STUDENT_SITE = Path(
+    os.environ.get(
+        "CURVLAB_STUDENT_SITE_DIR", REPOSITORY / "_build" / "student" / "_build" / "html"
+    )
+).resolve()
+
+
+def _site_helpers():
+    saved = {key: os.environ.get(key) for key in ("CURVLAB_SITE_DIR", "CURVLAB_SCREENSHOT_DIR")}
+    os.environ["CURVLAB_SITE_DIR"] = str(STUDENT_SITE)
+    os.environ["CURVLAB_SCREENSHOT_DIR"] = str(REPOSITORY / "artifacts" / "screenshots-student")
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "site_helpers_student", Path(__file__).with_name("test_site.py")
+        )
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+helpers = _site_helpers()
+
+
+@pytest.fixture(scope="module")
+def student_site() -> Path:
+    if not (STUDENT_SITE / "index.html").is_file():
+        pytest.fail(f"no student site at {STUDENT_SITE}: run `make book-student` first")
+    return STUDENT_SITE
+
+
+def _chapters_with_exercises() -> list[Path]:
+    chapters = []
+    for path in toc_chapters(REPOSITORY / "_toc.yml"):
+        if path.is_file() and "{exercise}" in path.read_text(encoding="utf-8"):
+            chapters.append(path)
+    return chapters
+
+
+def _page_text(path: Path) -> str:
+    text = re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8", errors="replace"))
+    return html.unescape(text)
+
+
+def test_the_student_site_has_every_page_of_the_book(student_site):
+    for path in toc_chapters(REPOSITORY / "_toc.yml"):
+        if path.is_file():
+            page = path.relative_to(REPOSITORY).with_suffix(".html")
+            assert (student_site / page).is_file(), f"{page} missing from the student site"
+
+
+def test_no_page_of_the_student_site_holds_a_solution_or_a_hidden_check(student_site):
+    stripped: dict[Path, str] = {}
+    for chapter in _chapters_with_exercises():
+        try:
+            stripped[chapter] = student_markdown(chapter)
+        except ValueError:  # exercises shown as examples only (the instructors' page)
+            continue
+    public = "\n".join(stripped.values())  # a line a student text shows anywhere is public
+    forbidden = {
+        line: chapter
+        for chapter in stripped
+        for line in distinctive_answer_lines(chapter)
+        if line not in public
+    }
+    assert forbidden, "no chapter has a solution line to look for"
+    pages = {page: _page_text(page) for page in student_site.rglob("*.html")}
+    pages |= {
+        source: source.read_text(encoding="utf-8")
+        for source in (student_site / "_sources").rglob("*")
+        if source.is_file()
+    }
+    leaks = [
+        f"{page.relative_to(student_site)}: {line!r} (from {chapter.name})"
+        for page, text in pages.items()
+        for line, chapter in forbidden.items()
+        if line in text
+    ]
+    assert leaks == []
+
+
+def test_the_main_site_still_shows_the_solutions(student_site):
+    main_page = REPOSITORY / "_build" / "html" / "book" / "geometry" / "fisher-rao.html"
+    if not main_page.is_file():
+        pytest.skip("the main site is not built")
+    lines = distinctive_answer_lines(REPOSITORY / "book" / "geometry" / "fisher-rao.md")
+    text = _page_text(main_page)
+    assert any(line in text for line in lines)  # the leak test above can see a leak
+
+
+@pytest.fixture(scope="module")
+def base_url(student_site):
+    import functools
+    import http.server
+    import threading
+
+    handler = functools.partial(helpers._QuietHandler, directory=str(student_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def visits(student_site, base_url):
+    if not helpers.CHROMIUM.exists():
+        pytest.fail(f"Chromium is not installed at {helpers.CHROMIUM} (see tests/test_site.py)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(helpers.CHROMIUM), args=helpers.CHROMIUM_FLAGS
+        )
+        context = helpers._new_context(browser, "light")
+        try:
+            yield {
+                page: helpers._visit(context, base_url, page, "light")
+                for page in helpers._site_pages(student_site)
+            }
+        finally:
+            context.close()
+            browser.close()
+
+
+@pytest.mark.browser
+def test_every_student_page_loads_cleanly_in_a_browser(visits):
+    assert len(visits) >= 5
+    failures = {
+        page: (v.console_errors, v.blocked_requests, v.failed_responses)
+        for page, v in visits.items()
+        if v.console_errors or v.blocked_requests or v.failed_responses
+    }
+    assert not failures, helpers._report(failures)
+
+
+@pytest.mark.browser
+def test_student_pages_typeset_their_math(visits):
+    failures = {
+        page: f"{v.math_untypeset} untypeset, {v.math_errors} errors"
+        for page, v in visits.items()
+        if v.math_untypeset or v.math_errors
+    }
+    assert not failures, helpers._report(failures)
+    assert sum(v.math_elements for v in visits.values()) > 0
