@@ -93,7 +93,7 @@ format: $(STAMP)
 
 #   make test          lint, build the book if needed, run the whole test suite, then
 #                      `make test-browser` (what CI, .ci/run, runs)
-test: require-python require-npm require-chromium lint book
+test: require-python require-npm require-chromium lint book book-student
 	$(BIN)/python -m pytest --doctest-modules src tests -m "not browser"
 	@$(MAKE) --no-print-directory test-browser
 
@@ -101,10 +101,11 @@ test: require-python require-npm require-chromium lint book
 test-fast: require-python $(STAMP)
 	$(BIN)/python -m pytest --doctest-modules src tests -m "not slow and not browser"
 
-#   make test-browser  build the book if needed, then check every page in headless Chromium
+#   make test-browser  build the book (and the student site) if needed, then check every page in
+#                      headless Chromium
 #                      (Debian chromium; screenshots in artifacts/screenshots/)
-test-browser: require-chromium book
-	$(BIN)/python -m pytest tests/test_site.py -m browser
+test-browser: require-chromium book book-student
+	$(BIN)/python -m pytest tests/test_site.py tests/test_site_student.py -m browser
 
 #   make bench         the curvature-engine benchmark (vmap against a Python loop)
 bench: $(STAMP)
@@ -157,9 +158,6 @@ $(STUDENT_SITE)/index.html: $(STAMP) $(BOOK_SOURCES) $(VENDOR_STAMP)
 	touch $@
 
 book-student: $(STUDENT_SITE)/index.html
-
-# The test suite checks the student site too (tests/test_site_student.py).
-test: book-student
 
 test-browser-student: book-student
 	$(BIN)/python -m pytest tests/test_site_student.py
