@@ -286,3 +286,14 @@ def test_loss_curves_draw_every_run_and_one_median_per_model():
     assert ax.get_yscale() == "log"
     with pytest.raises(ValueError, match="positive"):
         plotting.plot_loss_curves({"gated": [[1.0, 0.0]]})
+
+
+def test_step_error_plot_leaves_a_gap_where_the_estimate_failed():
+    h = np.logspace(-6, -1, 6)
+    errors = {"float64": h**2, "float32": np.where(h < 1e-4, np.nan, h)}
+    fig, ax = plotting.plot_step_errors(h, errors, guides={"h^2": h**2}, best={"float32": 1e-2})
+    lines = {line.get_label(): line for line in ax.lines}
+    assert np.isnan(lines["float32"].get_ydata()).sum() == 2
+    assert lines["float64"].get_color() == plotting.COLORS["ungated"]
+    with pytest.raises(ValueError, match="one value per step"):
+        plotting.plot_step_errors(h, {"float64": h[:3]})
