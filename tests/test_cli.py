@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from curvlab.__main__ import build_parser, main
+from curvlab.attention import VARIANTS
 
 
 @pytest.mark.slow
@@ -18,7 +19,7 @@ def test_decision_subcommand_writes_a_csv(tmp_path, monkeypatch):
     assert status == 0
     with out.open() as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 2 * 5  # tasks × models, one seed, depth 1
+    assert len(rows) == 2 * len(VARIANTS)  # tasks × models, one seed, depth 1
     assert {row["task"] for row in rows} == {"xor", "blobs"}
     assert {"task", "model", "depth", "seed", "accuracy", "curvature_total_abs"} <= set(rows[0])
     assert list((tmp_path / "cache").glob("decision-*.json"))

@@ -235,8 +235,9 @@ def equivalence_verdict(
 def verdict_follows(record: Mapping, *, alpha: float = 0.05) -> bool:
     """True when a claim record's ``verdict`` is the one its own numbers give by the rule.
 
-    A record with a ``margin`` (not None) is an equivalence claim and needs ``p_tost``;
-    otherwise a directional one, judged on ``ci_low``, ``ci_high`` and ``p``.
+    A record with a ``margin`` (not None) is an equivalence claim: ``p`` is its TOST p and
+    ``ci_low``/``ci_high`` its 1 − 2α interval; otherwise a directional one.  Both are judged
+    on ``ci_low``, ``ci_high`` and ``p`` (as reported, e.g. Holm-adjusted).
 
     >>> verdict_follows({"ci_low": 0.1, "ci_high": 0.3, "p": 0.01, "verdict": "supported"})
     True
@@ -244,10 +245,12 @@ def verdict_follows(record: Mapping, *, alpha: float = 0.05) -> bool:
     False
     """
     if record.get("verdict") not in VERDICTS:
-        raise ValueError(f"record: verdict must be one of {VERDICTS}, got {record.get('verdict')!r}")
+        raise ValueError(
+            f"record: verdict must be one of {VERDICTS}, got {record.get('verdict')!r}"
+        )
     if record.get("margin") is not None:
         expected = equivalence_verdict(
-            record["p_tost"], record["ci_low"], record["ci_high"], record["margin"], alpha=alpha
+            record["p"], record["ci_low"], record["ci_high"], record["margin"], alpha=alpha
         )
     else:
         expected = directional_verdict(

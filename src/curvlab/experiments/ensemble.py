@@ -31,8 +31,12 @@ import torch
 from torch import nn
 from torch.func import functional_call, jvp, stack_module_state, vmap
 
-from curvlab.attention import AttentionBlock, AttentionClassifier, GatedSelfAttention
-from curvlab.attention import AdditiveSelfAttention
+from curvlab.attention import (
+    AdditiveSelfAttention,
+    AttentionBlock,
+    AttentionClassifier,
+    GatedSelfAttention,
+)
 from curvlab.training import fit
 
 __all__ = [
@@ -151,9 +155,10 @@ def _block(ens: Ensemble, params: dict, index: int, h: torch.Tensor) -> torch.Te
     x = h
     if isinstance(block.norm, nn.LayerNorm):
         x = nn.functional.layer_norm(h, h.shape[-1:], eps=block.norm.eps)
-        x = x * params[prefix + "norm.weight"][:, None, None] + params[prefix + "norm.bias"][
-            :, None, None
-        ]
+        x = (
+            x * params[prefix + "norm.weight"][:, None, None]
+            + params[prefix + "norm.bias"][:, None, None]
+        )
     a = prefix + "attention."
     qkv = _linear(x, params[a + "query_key_value.weight"], params[a + "query_key_value.bias"])
     w, nh = attention.d_model, attention.n_heads
@@ -246,9 +251,7 @@ def train_ensemble(
     dtype = next(iter(ens.params.values())).dtype
     points, labels = points.to(dtype), labels.to(dtype)
     params = {k: v.detach().clone().requires_grad_(True) for k, v in ens.params.items()}
-    optimiser = torch.optim.Adam(
-        list(params.values()), lr=learning_rate, weight_decay=weight_decay
-    )
+    optimiser = torch.optim.Adam(list(params.values()), lr=learning_rate, weight_decay=weight_decay)
     curve = torch.empty(ens.size, epochs, dtype=torch.float64)
     start = time.perf_counter()
     for epoch in range(epochs):
@@ -302,9 +305,7 @@ def train_loop(models, points, labels, *, epochs: int, learning_rate: float, dev
     """The reference: each model trained alone by :func:`curvlab.training.fit` (full batch)."""
     records = []
     for model, x, y in zip(models, points, labels, strict=True):
-        records.append(
-            fit(model, x, y, epochs=epochs, learning_rate=learning_rate, device=device)
-        )
+        records.append(fit(model, x, y, epochs=epochs, learning_rate=learning_rate, device=device))
     return records
 
 
@@ -333,7 +334,10 @@ def ensemble_jets(ens: Ensemble, points: torch.Tensor) -> tuple[torch.Tensor, to
     for i, j in ((0, 0), (0, 1), (1, 1)):
         second[i, j] = jvp(first(i), (points,), (tangents[j],))[1]
     J = torch.stack(columns, dim=-1)  # (E, N, d, 2)
-    rows = [torch.stack([second[0, 0], second[0, 1]], -1), torch.stack([second[0, 1], second[1, 1]], -1)]
+    rows = [
+        torch.stack([second[0, 0], second[0, 1]], -1),
+        torch.stack([second[0, 1], second[1, 1]], -1),
+    ]
     H = torch.stack(rows, dim=-1)  # (E, N, d, 2, 2), symmetric in the last two axes
     return J, H
 

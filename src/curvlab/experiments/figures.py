@@ -31,7 +31,8 @@ def forest_plot(effects, *, baseline: str = "ungated", depth: int = 1):
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
     for ax, measure in zip(axes, measures, strict=True):
         rows = [
-            r for r in effects
+            r
+            for r in effects
             if r["measure"] == measure and r["baseline"] == baseline and r["depth"] == depth
         ]
         rows.sort(key=lambda r: TASKS.index(r["task"]))
@@ -69,12 +70,14 @@ def loss_curve_plot(curve_rows, *, depth: int = 1):
             values = np.array([series[e] for e in epochs])  # (epochs, seeds)
             line = ax.plot(epochs, np.median(values, axis=1), label=model, lw=1)[0]
             ax.fill_between(
-                epochs, *np.quantile(values, [0.1, 0.9], axis=1), color=line.get_color(),
+                epochs,
+                *np.quantile(values, [0.1, 0.9], axis=1),
+                color=line.get_color(),
                 alpha=0.15,
             )
         ax.set_yscale("log")
         ax.set_title(task, fontsize=9)
-    for ax in list(axes.flat)[len(tasks):]:
+    for ax in list(axes.flat)[len(tasks) :]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7)
     fig.supxlabel("epoch")
@@ -89,7 +92,8 @@ def curvature_accuracy_plot(runs, *, depth: int = 1, measure: str = "log_curvatu
     xs, ys = [], []
     for task in NONLINEAR_TASKS:
         rows = [
-            r for r in runs
+            r
+            for r in runs
             if r["task"] == task and r["depth"] == depth and r.get(measure) is not None
         ]
         if len(rows) < 2:

@@ -136,7 +136,7 @@ def data_region_grid(train_points: torch.Tensor, points_per_axis: int = 12):
     low = train_points.amin(dim=1)  # (E, 2)
     high = train_points.amax(dim=1)
     steps = (high - low) / points_per_axis  # (E, 2)
-    centres = (torch.arange(points_per_axis, dtype=train_points.dtype) + 0.5)  # (P,)
+    centres = torch.arange(points_per_axis, dtype=train_points.dtype) + 0.5  # (P,)
     axes = low[:, None, :] + centres[None, :, None] * steps[:, None, :]  # (E, P, 2)
     gx = axes[:, None, :, 0].expand(-1, points_per_axis, -1)
     gy = axes[:, :, None, 1].expand(-1, -1, points_per_axis)

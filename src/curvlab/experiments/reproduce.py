@@ -284,7 +284,10 @@ def _cell(cell_config: dict) -> dict:
     points = test_x.double()[:, : cell_config["rho_points"]]
     generator = torch.Generator().manual_seed(0)
     directions = torch.randn(
-        *points.shape[:2], cell_config["rho_directions"], 2, generator=generator,
+        *points.shape[:2],
+        cell_config["rho_directions"],
+        2,
+        generator=generator,
         dtype=torch.float64,
     ).to(device)
     directions = directions / directions.norm(dim=-1, keepdim=True)
@@ -401,24 +404,87 @@ def _per_seed(runs, measure, model, baseline, tasks, depth) -> tuple[list, list,
 
 _CLAIMS = (
     # claim, statement, measure, model, baseline, tasks, kind
-    ("E1-sheet", "gated representations are more curved than ungated (∫|K| dA over the data)",
-     "log_curvature_total_abs", "gated", "baseline", NONLINEAR_TASKS, "greater"),
-    ("E1-proxy", "gated representations are more curved than ungated (proxy ρ, h → 0)",
-     "log_rho", "gated", "baseline", NONLINEAR_TASKS, "greater"),
-    ("E1-extrinsic", "gated representations bend more than ungated (normal part ρ⊥)",
-     "log_rho_normal", "gated", "baseline", NONLINEAR_TASKS, "greater"),
-    ("E2", "gated attention is more accurate than ungated on nonlinear boundaries",
-     "test_accuracy", "gated", "baseline", NONLINEAR_TASKS, "greater"),
-    ("E2-linear", "gated attention has no accuracy advantage on linear boundaries",
-     "test_accuracy", "gated", "baseline", LINEAR_TASKS, "equivalent"),
-    ("E2-width", "the gate beats an ungated model of matched parameters (wider attention)",
-     "test_accuracy", "gated", "ungated_wide", NONLINEAR_TASKS, "greater"),
-    ("E2-additive", "the multiplicative gate beats the additive nonlinearity Y + tanh(Z)",
-     "test_accuracy", "gated", "ablation", NONLINEAR_TASKS, "greater"),
-    ("E2-headwise", "a headwise gate is also more accurate than ungated on nonlinear tasks",
-     "test_accuracy", "gated_headwise", "baseline", NONLINEAR_TASKS, "greater"),
-    ("E2-hard", "gated attention is more accurate than ungated on the hard tasks",
-     "test_accuracy", "gated", "baseline", HARD_TASKS, "greater"),
+    (
+        "E1-sheet",
+        "gated representations are more curved than ungated (∫|K| dA over the data)",
+        "log_curvature_total_abs",
+        "gated",
+        "baseline",
+        NONLINEAR_TASKS,
+        "greater",
+    ),
+    (
+        "E1-proxy",
+        "gated representations are more curved than ungated (proxy ρ, h → 0)",
+        "log_rho",
+        "gated",
+        "baseline",
+        NONLINEAR_TASKS,
+        "greater",
+    ),
+    (
+        "E1-extrinsic",
+        "gated representations bend more than ungated (normal part ρ⊥)",
+        "log_rho_normal",
+        "gated",
+        "baseline",
+        NONLINEAR_TASKS,
+        "greater",
+    ),
+    (
+        "E2",
+        "gated attention is more accurate than ungated on nonlinear boundaries",
+        "test_accuracy",
+        "gated",
+        "baseline",
+        NONLINEAR_TASKS,
+        "greater",
+    ),
+    (
+        "E2-linear",
+        "gated attention has no accuracy advantage on linear boundaries",
+        "test_accuracy",
+        "gated",
+        "baseline",
+        LINEAR_TASKS,
+        "equivalent",
+    ),
+    (
+        "E2-width",
+        "the gate beats an ungated model of matched parameters (wider attention)",
+        "test_accuracy",
+        "gated",
+        "ungated_wide",
+        NONLINEAR_TASKS,
+        "greater",
+    ),
+    (
+        "E2-additive",
+        "the multiplicative gate beats the additive nonlinearity Y + tanh(Z)",
+        "test_accuracy",
+        "gated",
+        "ablation",
+        NONLINEAR_TASKS,
+        "greater",
+    ),
+    (
+        "E2-headwise",
+        "a headwise gate is also more accurate than ungated on nonlinear tasks",
+        "test_accuracy",
+        "gated_headwise",
+        "baseline",
+        NONLINEAR_TASKS,
+        "greater",
+    ),
+    (
+        "E2-hard",
+        "gated attention is more accurate than ungated on the hard tasks",
+        "test_accuracy",
+        "gated",
+        "baseline",
+        HARD_TASKS,
+        "greater",
+    ),
 )
 
 
@@ -430,7 +496,9 @@ def _unconverged(runs, models, tasks, depth) -> int:
     return sum(
         1
         for r in runs
-        if r["model"] in models and r["task"] in tasks and r["depth"] == depth
+        if r["model"] in models
+        and r["task"] in tasks
+        and r["depth"] == depth
         and not r["converged"]
     )
 
@@ -447,8 +515,10 @@ def correlations(runs: Sequence[dict], *, depth: int = 1, plan: dict = ANALYSIS)
     """E3: Pearson and Spearman of (log ∫|K| dA, test accuracy) over runs on nonlinear tasks,
     pooled and within task (task means removed), with 95% intervals."""
     rows = [
-        r for r in runs
-        if r["task"] in NONLINEAR_TASKS and r["depth"] == depth
+        r
+        for r in runs
+        if r["task"] in NONLINEAR_TASKS
+        and r["depth"] == depth
         and r.get(plan["correlation_measure"]) is not None
     ]
     x = [r[plan["correlation_measure"]] for r in rows]
@@ -628,7 +698,11 @@ def reproduce(
     start = time.perf_counter()
     config = reproduce_config(scale, **overrides)
     runs, curve_rows = run_study(
-        scale, device=device, directory=directory, refresh=refresh, progress=progress,
+        scale,
+        device=device,
+        directory=directory,
+        refresh=refresh,
+        progress=progress,
         **overrides,
     )
     trained = time.perf_counter() - start
