@@ -98,7 +98,10 @@ def minimum_detectable_effect(
 
     def shortfall(effect_size: float) -> float:
         nc = effect_size * math.sqrt(n)
-        return stats.nct.sf(critical, df, nc) + stats.nct.cdf(-critical, df, nc) - power
+        achieved = stats.nct.sf(critical, df, nc) + stats.nct.cdf(-critical, df, nc)
+        if not math.isfinite(achieved):  # scipy's nct fails far in the tail, where power ≈ 1
+            achieved = 1.0
+        return achieved - power
 
     upper = 2 * (critical + 2) / math.sqrt(n)
     while shortfall(upper) < 0:  # widen until the power at the upper end exceeds the target
