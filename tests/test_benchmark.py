@@ -8,12 +8,14 @@ import torch
 from curvlab.benchmark import (
     benchmark_maps,
     format_table,
+    gallery_accuracy,
     jacfwd_loop_scalar_curvature,
     loop_scalar_curvature,
     main,
     run_benchmark,
 )
 from curvlab.curvature import scalar_curvature
+from curvlab.surfaces import gallery
 
 FIELDS = {
     "map",
@@ -73,6 +75,15 @@ def test_bad_sizes_and_names_raise():
 
 
 def test_command_line_prints_the_table(capsys):
-    main(["--points", "2", "--loop-points", "1"])
+    main(["--points", "2", "--loop-points", "1", "--gallery-points", "4"])
     out = capsys.readouterr().out
     assert "speedup" in out and out.count("R^64") == 4
+    assert "enneper" in out and "three_sphere" in out
+
+
+def test_gallery_accuracy_checks_every_closed_form_surface():
+    records = gallery_accuracy(points=16, seed=1)
+    assert [r["surface"] for r in records] == [s.name for s in gallery()]
+    assert all(r["max_rel_error"] < 1e-10 and r["points"] == 16 for r in records)
+    with pytest.raises(ValueError, match="points"):
+        gallery_accuracy(points=0)

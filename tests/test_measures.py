@@ -6,8 +6,6 @@ import math
 
 import pytest
 import torch
-from surfaces import saddle, sphere, three_sphere
-from surfaces import torus as torus_of
 
 from curvlab.measures import (
     area,
@@ -15,15 +13,20 @@ from curvlab.measures import (
     curve_measures,
     curve_measures_from_samples,
     quadrature_grid,
+    sheet_measures,
     surface_measures,
     surface_measures_from_grid,
 )
+from curvlab.surfaces import cylinder, enneper, sphere, three_sphere
+from curvlab.surfaces import saddle as saddle_surface
+from curvlab.surfaces import torus as torus_of
 
 FULL_SPHERE = [(0.0, math.pi), (0.0, 2 * math.pi)]
 FULL_TORUS = [(-math.pi, math.pi), (-math.pi, math.pi)]
 
 
 torus = torus_of(3.0, 1.0)
+saddle = saddle_surface()
 
 
 def test_quadrature_integrates_polynomials_exactly():
@@ -145,3 +148,101 @@ def test_curve_errors():
         curve_measures(lambda x: x, lambda t: torch.stack([t, t]), points=1)
     with pytest.raises(ValueError, match="common shape"):
         curve_measures_from_samples(torch.ones(3), torch.ones(2), torch.ones(3))
+
+
+# ---------------------------------------------------------------------------------------------
+# sheet_measures: the one sheet-curvature measure
+
+
+def test_sheet_measures_of_the_torus_match_its_closed_forms():
+    big, small = 3.0, 1.0
+    m = sheet_measures(torus, FULL_TORUS, 128)
+    assert abs(m.total_curvature) < 1e-10  # Gauss–Bonnet, χ = 0
+    assert math.isclose(m.total_absolute_curvature, 8 * math.pi, rel_tol=1e-3)
+    assert math.isclose(m.area, 4 * math.pi**2 * big * small, rel_tol=1e-12)
+    # K > 0 where cos v > 0: ∫ r (R + r cos v) du dv over |v| < π/2 is 2πr(πR + 2r)
+    positive = 2 * math.pi * small * (math.pi * big + 2 * small)
+    negative = 2 * math.pi * small * (math.pi * big - 2 * small)
+    assert math.isclose(m.positive_area, positive, rel_tol=1e-3)
+    assert math.isclose(m.negative_area, negative, rel_tol=1e-3)
+    assert math.isclose(m.positive_fraction, positive / m.area, rel_tol=1e-3)
+    assert math.isclose(m.max_abs_curvature, 1 / (small * (big - small)), rel_tol=1e-3)
+    assert (m.immersed_nodes, m.non_immersed_nodes) == (128**2, 0)
+
+
+@pytest.mark.parametrize("radius", [0.5, 2.0])
+def test_sheet_measures_of_the_sphere_and_cylinder(radius):
+    m = sheet_measures(sphere(radius), FULL_SPHERE, 64)
+    assert math.isclose(m.total_curvature, 4 * math.pi, rel_tol=1e-3)
+    assert math.isclose(m.area, 4 * math.pi * radius**2, rel_tol=1e-3)
+    assert math.isclose(m.mean_abs_curvature, 1 / radius**2, rel_tol=1e-12)
+    assert math.isclose(m.dimensionless_curvature, m.area / radius**2, rel_tol=1e-12)
+    assert m.positive_fraction == 1.0 and m.negative_area == 0.0
+    tube = cylinder(radius)
+    flat = sheet_measures(tube, tube.patch, 16)
+    assert math.isclose(flat.area, 2 * math.pi * radius * 2.0, rel_tol=1e-12)
+    assert flat.total_absolute_curvature < 1e-12 and flat.max_abs_curvature < 1e-12
+    assert flat.positive_area == flat.negative_area == 0.0
+
+
+@pytest.mark.parametrize("scale", [0.1, 5.0])
+def test_sheet_measures_scale_free_fields_do_not_change_when_the_image_is_rescaled(scale):
+    patch = [(-1.0, 1.0), (-0.5, 1.5)]
+    reference = sheet_measures(saddle, patch, 12)
+    scaled = sheet_measures(lambda x: scale * saddle(x), patch, 12)
+    for name in ("total_curvature", "total_absolute_curvature", "dimensionless_curvature"):
+        assert math.isclose(getattr(scaled, name), getattr(reference, name), rel_tol=1e-10)
+    assert math.isclose(scaled.area, scale**2 * reference.area, rel_tol=1e-12)
+    assert math.isclose(scaled.max_abs_curvature, reference.max_abs_curvature / scale**2)
+    assert math.isclose(scaled.negative_area, scale**2 * reference.negative_area, rel_tol=1e-12)
+
+
+def test_sheet_measures_agree_with_surface_measures_where_both_apply():
+    patch = [(-1.0, 1.0), (-0.5, 1.5)]
+    sheet = sheet_measures(saddle, patch, 12, rule="gauss-legendre")
+    surface = surface_measures(saddle, patch, 12)
+    for name in ("area", "total_curvature", "total_absolute_curvature", "positive_fraction"):
+        assert math.isclose(getattr(sheet, name), getattr(surface, name), rel_tol=1e-12)
+    assert math.isclose(sheet.dimensionless_curvature, surface.dimensionless_curvature)
+
+
+def test_sheet_measures_exclude_and_count_nodes_where_f_is_not_an_immersion():
+    def cone(x):  # the Jacobian loses rank on the line x[0] = 0
+        return torch.stack([x[0] * torch.cos(x[1]), x[0] * torch.sin(x[1]), x[0] ** 2])
+
+    m = sheet_measures(cone, [(-1.0, 1.0), (0.0, 1.0)], 3)  # midpoint x[0] in {-2/3, 0, 2/3}
+    assert (m.immersed_nodes, m.non_immersed_nodes) == (6, 3)
+    assert m.area > 0 and m.total_absolute_curvature > 0
+    nothing = sheet_measures(lambda x: torch.stack([0 * x[0], 0 * x[1]]), [(0, 1), (0, 1)], 4)
+    assert (nothing.immersed_nodes, nothing.non_immersed_nodes) == (0, 16)
+    record = nothing.as_dict()
+    assert record["area"] is None and record["max_abs_curvature"] is None
+    assert set(record) >= {"positive_area", "negative_area", "mean_abs_curvature"}
+
+
+def test_sheet_measures_over_a_region_integrate_only_there():
+    # Enneper's surface over the disk u² + v² < ρ²: ∫K dA = −4π ρ² / (1 + ρ²)
+    rho = 0.8
+    inside = sheet_measures(
+        enneper(), [(-rho, rho), (-rho, rho)], 200, region=lambda n: (n**2).sum(-1) < rho**2
+    )
+    exact = -4 * math.pi * rho**2 / (1 + rho**2)
+    assert math.isclose(inside.total_curvature, exact, rel_tol=1e-2)
+    assert inside.immersed_nodes + inside.non_immersed_nodes < 200**2
+    half = sheet_measures(torus, FULL_TORUS, 32, region=lambda n: torch.cos(n[:, 1]) > 0)
+    assert half.negative_area == 0.0 and half.positive_fraction == 1.0
+
+
+def test_sheet_measures_reject_bad_arguments():
+    with pytest.raises(ValueError, match="patch"):
+        sheet_measures(saddle, [(0.0, 1.0)])
+    with pytest.raises(TypeError, match="region"):
+        sheet_measures(saddle, [(0, 1), (0, 1)], 4, region="everywhere")
+    with pytest.raises(TypeError, match="region"):
+        sheet_measures(saddle, [(0, 1), (0, 1)], 4, region=lambda n: n[:, 0])
+    with pytest.raises(ValueError, match="region"):
+        sheet_measures(saddle, [(0, 1), (0, 1)], 4, region=lambda n: n[:3, 0] > 0)
+    with pytest.raises(ValueError, match="region: selects no node"):
+        sheet_measures(saddle, [(0, 1), (0, 1)], 4, region=lambda n: n[:, 0] > 2)
+    with pytest.raises(ValueError, match="cov"):
+        sheet_measures(saddle, [(0, 1), (0, 1)], 4, cov=-torch.eye(3))

@@ -446,3 +446,87 @@ def test_cov_must_be_symmetric_positive_definite():
         pullback_metric(f, [x, y], cov=sp.eye(2))
     with pytest.raises(ValueError, match="cov.*scalar"):
         pullback_metric(f, [x, y], cov=2)
+
+
+# ---------------------------------------------------------------------------------------------
+# no silently wrong curvature: names, signs, determinants
+
+
+def test_a_symbol_named_like_a_coordinate_but_not_it_is_refused_naming_both():
+    plain, positive = sp.Symbol("theta"), sp.Symbol("theta", positive=True)
+    phi_ = sp.Symbol("phi", positive=True)
+    metric = sp.diag(1, sp.sin(plain) ** 2)  # to SymPy a constant in the coordinate `positive`
+    for function in (christoffel, riemann, ricci, scalar_curvature, gaussian_curvature):
+        with pytest.raises(
+            ValueError, match=r"Symbol\('theta'\).*Symbol\('theta', positive=True\)"
+        ):
+            function(metric, [positive, phi_])
+    with pytest.raises(ValueError, match="embedding"):
+        pullback_metric(sp.Matrix([plain, phi_, plain * phi_]), [positive, phi_])
+    with pytest.raises(ValueError, match="X, Y"):
+        sectional_curvature(sp.eye(2), [positive, phi_], [plain, 0], [0, 1])
+    with pytest.raises(ValueError, match="E, F, G"):
+        brioschi(1, 0, plain**2, positive, phi_)
+    # a parameter with another name stays allowed
+    a = sp.Symbol("a", positive=True)
+    assert gaussian_curvature(sp.diag(a**2, a**2 * sp.sin(positive) ** 2), [positive, phi_]) == (
+        1 / a**2
+    )
+
+
+def test_a_provably_indefinite_or_negative_metric_is_refused():
+    v = sp.Symbol("v", real=True)
+    with pytest.raises(ValueError, match="metric.*positive definite"):
+        gaussian_curvature(sp.diag(-1, 1), [x, y])
+    with pytest.raises(ValueError, match="metric.*positive definite"):
+        gaussian_curvature(sp.diag(-1, -(v**2)), [x, v])
+    with pytest.raises(ValueError, match="metric.*positive definite.*minor of size 2"):
+        christoffel(sp.Matrix([[1, 2], [2, 1]]), [x, y])
+    indefinite = [sp.diag(1, 1, -1), sp.Matrix([[1, 0, 0], [0, 1, 3], [0, 3, 1 - x**2]])]
+    for metric in indefinite:
+        for function in (riemann, ricci, scalar_curvature):
+            with pytest.raises(ValueError, match="metric.*positive definite"):
+                function(metric, [x, y, u])
+
+
+def test_a_metric_whose_sign_sympy_cannot_decide_is_accepted_under_the_stated_assumption():
+    c = sp.Symbol("c")  # no assumptions: c > 0 cannot be proved, nor c <= 0
+    assert gaussian_curvature(sp.diag(1, c * x**2), [x, y]) == 0
+
+
+def test_fraction_free_determinant_agrees_with_sympy_up_to_eight_by_eight():
+    from sympy.polys.matrices import DomainMatrix
+
+    from curvlab.symbolic.linear_algebra import adjugate, determinant
+
+    generator = random.Random(3)
+    ring, _ = sp.ring([x], sp.QQ)
+    for k in range(1, 9):
+        rows = [
+            [sp.Integer(generator.randint(-3, 3)) + generator.randint(0, 2) * x for _ in range(k)]
+            for _ in range(k)
+        ]
+        rows[0][0] = sp.S.Zero  # a zero pivot: the row swap path
+        matrix = DomainMatrix.from_list_sympy(k, k, rows)
+        reference = matrix.domain.to_sympy(matrix.det())
+        polynomials = [[ring.from_expr(entry) for entry in row] for row in rows]
+        fast = determinant(polynomials, ring.zero, lambda p, q: p.exquo(q))  # as the chain does
+        assert sp.expand(ring(fast).as_expr() - reference) == 0
+        if k <= 5:  # the same on SymPy expressions (cancel as the exact quotient)
+            assert sp.expand(determinant(rows) - sp.Matrix(rows).det(method="berkowitz")) == 0
+        if k <= 4:
+            assert sp.expand(sp.Matrix(adjugate(rows)) - sp.Matrix(rows).adjugate()) == sp.zeros(
+                k, k
+            )
+    assert determinant([[x, x], [x, x]]) == 0
+    assert determinant([[0, 1, 2], [0, 3, 4], [0, 5, 6]]) == 0
+
+
+def test_the_chain_handles_a_five_dimensional_metric():
+    coords = sp.symbols("q0:5", real=True)
+    embedding = sp.Matrix([*coords, sum(c**2 for c in coords) / 2])  # a paraboloid in R^6
+    start = time.perf_counter()
+    R = scalar_curvature(pullback_metric(embedding, coords), coords)
+    assert time.perf_counter() - start < 60
+    # the graph of |q|²/2 has II = I at the origin, so there R = k(k − 1) = 20 for k = 5
+    assert R.subs({c: 0 for c in coords}) == 20

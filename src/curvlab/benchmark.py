@@ -10,6 +10,9 @@ curvature R at ``points`` random inputs in two ways, in the same run:
   (H as the Jacobian of the Jacobian, ``create_graph=True``, default arguments), then the same
   Gauss equation with g⁻¹ = ``torch.linalg.inv(JᵀJ)``.
 
+Then :func:`gallery_accuracy` checks the same function against the exact scalar curvature of
+every closed-form surface of :mod:`curvlab.surfaces` (a second, small table).
+
 A third column times the middle way, a Python loop over points with ``torch.func.jacfwd``
 (forward mode, no ``vmap``), to show where the speed comes from.
 
@@ -23,6 +26,7 @@ on whatever CPU runs this, with ``torch.get_num_threads()`` threads, and vary wi
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -30,11 +34,15 @@ from collections.abc import Callable
 import torch
 from torch.autograd.functional import jacobian
 
+from curvlab.attention import gated_attention_point_map
 from curvlab.curvature import scalar_curvature
+from curvlab.surfaces import gallery
 
 __all__ = [
     "benchmark_maps",
+    "format_accuracy",
     "format_table",
+    "gallery_accuracy",
     "jacfwd_loop_scalar_curvature",
     "loop_scalar_curvature",
     "main",
@@ -66,7 +74,7 @@ def _mlp(k: int, generator: torch.Generator, width: int = 64) -> Callable:
 def _gated_attention(k: int, generator: torch.Generator, tokens: int = 16) -> Callable:
     """One gated softmax-attention read-out of a k-dimensional input x, ℝᵏ → ℝ⁶⁴.
 
-    q = W_q x, α = softmax(K q / √64) over ``tokens`` fixed keys K, y = σ(W_g x + b_g) ⊙ Σ α_i v_i
+    q = W_q x, α = softmax(4 K q / √64) over ``tokens`` fixed keys K, y = σ(W_g x + b_g) ⊙ Σ α_i v_i
     (the gate after the attention, before the output projection W_o), out = W_o y.
     """
     dim = OUTPUT_DIMENSION
@@ -77,15 +85,17 @@ def _gated_attention(k: int, generator: torch.Generator, tokens: int = 16) -> Ca
     w_query, w_gate = init(dim, k), init(dim, k)
     keys, values, w_out = init(tokens, dim), init(tokens, dim), init(dim, dim)
     b_gate = torch.randn(dim, generator=generator, dtype=torch.float64)
-
-    def attention(x):  # (k,) -> (64,)
-        query = w_query @ x  # (64,)
-        weights = torch.softmax(keys @ query * (4.0 / math.sqrt(dim)), dim=-1)  # (tokens,)
-        read = weights @ values  # (64,)
-        gate = torch.sigmoid(w_gate @ x + b_gate)  # (64,)
-        return w_out @ (gate * read)  # (64,)
-
-    return attention
+    return functools.partial(
+        gated_attention_point_map,
+        keys=keys,
+        values=values,
+        query_weight=w_query,
+        gate="elementwise",
+        gate_weight=w_gate,
+        gate_bias=b_gate,
+        output_weight=w_out,
+        beta=4.0 / math.sqrt(dim),
+    )
 
 
 def benchmark_maps(seed: int = 0) -> dict[str, tuple[int, Callable]]:
@@ -241,18 +251,75 @@ def format_table(records) -> str:
     return "\n".join(lines + notes)
 
 
+def gallery_accuracy(points: int = 1000, seed: int = 0) -> list[dict]:
+    """curvlab's scalar curvature against the exact one on every :mod:`curvlab.surfaces` entry.
+
+    ``points`` seeded random points strictly inside each surface's patch (10% margin); a
+    record per surface: name, k, points, max_abs_error, max_rel_error (relative to max |R|,
+    or absolute where R ≡ 0), seconds.
+
+    >>> records = gallery_accuracy(points=8)
+    >>> all(r["max_abs_error"] < 1e-10 for r in records)
+    True
+    """
+    if isinstance(points, bool) or not isinstance(points, int) or points < 1:
+        raise ValueError(f"points: expected a positive integer, got {points!r}")
+    generator = torch.Generator().manual_seed(seed)
+    records = []
+    for surface in gallery():
+        low = torch.tensor([a for a, _ in surface.patch], dtype=torch.float64)
+        high = torch.tensor([b for _, b in surface.patch], dtype=torch.float64)
+        unit = torch.rand(points, surface.dimension, generator=generator, dtype=torch.float64)
+        u = low + (high - low) * (0.1 + 0.8 * unit)
+        start = time.perf_counter()
+        computed = scalar_curvature(surface, u)
+        seconds = time.perf_counter() - start
+        exact = surface.scalar_curvature(u)
+        error = float((computed - exact).abs().max())
+        scale = float(exact.abs().max())
+        records.append(
+            {
+                "surface": surface.name,
+                "k": surface.dimension,
+                "points": points,
+                "max_abs_error": error,
+                "max_rel_error": error / scale if scale > 0 else error,
+                "seconds": seconds,
+            }
+        )
+    return records
+
+
+def format_accuracy(records) -> str:
+    """The :func:`gallery_accuracy` records as a text table."""
+    header = f"{'surface':<18} {'k':>2} {'points':>7} {'max |R - R_exact|':>18} {'relative':>9}"
+    lines = [header, "-" * len(header)]
+    for r in records:
+        lines.append(
+            f"{r['surface']:<18} {r['k']:>2} {r['points']:>7} {r['max_abs_error']:>18.1e} "
+            f"{r['max_rel_error']:>9.1e}"
+        )
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
-    """Command line: ``python -m curvlab.benchmark [--points N] [--loop-points M] [--seed S]``."""
+    """Command line: ``python -m curvlab.benchmark [--points N] [--loop-points M] [--seed S]
+    [--gallery-points G]``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=10_000, help="points for curvlab")
     parser.add_argument(
         "--loop-points", type=int, default=20, help="points the loops are timed on (0: all)"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--gallery-points", type=int, default=1000, help="points per closed-form surface"
+    )
     args = parser.parse_args(argv)
     loop_points = None if args.loop_points == 0 else min(args.loop_points, args.points)
     records = run_benchmark(args.points, loop_points, args.seed)
     print(format_table(records))
+    print()
+    print(format_accuracy(gallery_accuracy(args.gallery_points, args.seed)))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,9 @@ signatures of the design), :func:`immersion_mask` (where curvature is defined) a
 Each also takes the keywords ``dtype`` and ``chunk_size`` (passed to ``torch.func.vmap`` to
 bound memory on large batches).
 
+The Gauss-equation engine these functions share (batched derivatives, whitening, the
+immersion test, II and the curvature formulas) is :mod:`curvlab.gauss_equation`.
+
 Numerics: every input (``u``, ``cov``) is cast to ``dtype``, float64 by default
 (``dtype=torch.float32`` on request; ``dtype=None`` keeps u's floating dtype), and ``f`` must
 accept and return that dtype (call ``.double()`` on an nn.Module, and ``.eval()``: vmap does
@@ -37,9 +40,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import torch
-from torch.func import jacfwd, vmap
+
+from curvlab.gauss_equation import (
+    IMMERSION_TOLERANCE,
+    Map,
+    PointBatch,
+    check_finite,
+    check_immersion,
+    checked_jets,
+    describe_indices,
+    gauss_equation,
+    gaussian_from_frame,
+    immersion_ratio,
+    jacobians,
+    normal_part,
+    orthonormal_frame_form,
+    scalar_from_frame,
+)
 
 __all__ = [
     "IMMERSION_TOLERANCE",
@@ -52,223 +70,6 @@ __all__ = [
     "second_fundamental_form",
     "sectional_curvature",
 ]
-
-IMMERSION_TOLERANCE: dict[torch.dtype, float] = {torch.float64: 1e-7, torch.float32: 1e-3}
-"""Smallest σ_min(J)/σ_max(J) accepted as an immersion, per dtype (J whitened by Σ)."""
-
-Map = Callable[[torch.Tensor], torch.Tensor]
-
-# ---------------------------------------------------------------------------------------------
-# input checking
-
-
-def _resolve_dtype(u, dtype) -> torch.dtype:
-    if dtype is None:
-        if isinstance(u, torch.Tensor) and u.dtype in IMMERSION_TOLERANCE:
-            return u.dtype
-        return torch.float64
-    if dtype not in IMMERSION_TOLERANCE:
-        raise TypeError(f"dtype: expected torch.float64 or torch.float32, got {dtype}")
-    return dtype
-
-
-def _as_points(u, dtype) -> torch.Tensor:
-    """u as a floating tensor of shape (..., k), k >= 1, on its own device."""
-    if isinstance(u, torch.Tensor):
-        if u.is_complex() or u.dtype == torch.bool:
-            raise TypeError(f"u: expected a real tensor of shape (..., k), got dtype {u.dtype}")
-        points = u.to(dtype)
-    else:
-        try:
-            points = torch.as_tensor(np.asarray(u, dtype=np.float64), dtype=dtype)
-        except (TypeError, ValueError) as error:
-            raise TypeError(f"u: expected a tensor of shape (..., k), got {type(u)!r}") from error
-    if points.ndim == 0 or points.shape[-1] == 0:
-        raise ValueError(f"u: expected shape (..., k) with k >= 1, got {tuple(points.shape)}")
-    if points[..., 0].numel() == 0:
-        raise ValueError(f"u: expected at least one point, got shape {tuple(points.shape)}")
-    if not torch.isfinite(points).all():
-        raise ValueError("u: the points must be finite (found NaN or inf)")
-    return points
-
-
-def _output_dimension(f: Map, point: torch.Tensor) -> int:
-    """Evaluate f at one point and check it returns a tensor of shape (d,), d >= k."""
-    if not callable(f):
-        raise TypeError(f"f: expected a callable mapping a tensor (k,) to (d,), got {type(f)!r}")
-    k = point.shape[-1]
-    try:
-        value = f(point)
-    except RuntimeError as error:
-        raise TypeError(
-            f"f: calling f on one point of shape ({k},), dtype {point.dtype}, device "
-            f"{point.device} failed ({error}); f must accept that dtype and device (for an "
-            "nn.Module, call .double() and .to(device), or pass dtype=)"
-        ) from error
-    if not isinstance(value, torch.Tensor):
-        raise TypeError(f"f: must return a torch.Tensor of shape (d,), got {type(value)!r}")
-    if value.ndim != 1:
-        raise ValueError(
-            f"f: must map one point of shape ({k},) to shape (d,), got {tuple(value.shape)}"
-        )
-    if value.dtype != point.dtype:
-        raise TypeError(f"f: returned dtype {value.dtype} for an input of dtype {point.dtype}")
-    d = value.shape[0]
-    if d < k:
-        raise ValueError(
-            f"f: maps R^{k} to R^{d}, and a k-dimensional immersion needs k <= d (k = {k}, d = {d})"
-        )
-    return d
-
-
-def _cholesky_factor(cov, d: int, like: torch.Tensor) -> torch.Tensor | None:
-    """Lower Cholesky factor L of cov (L Lᵀ = Σ), or None for the identity."""
-    if cov is None:
-        return None
-    sigma = torch.as_tensor(cov, dtype=like.dtype, device=like.device)
-    if sigma.shape != (d, d):
-        raise ValueError(
-            f"cov: expected shape ({d}, {d}) for f with d = {d}, got {tuple(sigma.shape)}"
-        )
-    if not torch.isfinite(sigma).all():
-        raise ValueError("cov: must be finite (found NaN or inf)")
-    scale = sigma.abs().max()
-    if (sigma - sigma.mT).abs().max() > 1e-10 * scale:
-        raise ValueError("cov: must be symmetric positive definite (it is not symmetric)")
-    factor, info = torch.linalg.cholesky_ex(sigma)
-    if info.item() != 0 or scale == 0:
-        raise ValueError("cov: must be symmetric positive definite (Cholesky factorisation failed)")
-    return factor
-
-
-def _indices(flat: torch.Tensor, shape: torch.Size, limit: int = 10) -> str:
-    """The multi-indices (into u's leading shape) of the True entries of a flat mask."""
-    where = torch.nonzero(flat).flatten().cpu().numpy()
-    if len(shape) == 0:
-        return "the single point u"
-    listed = [tuple(int(i) for i in np.unravel_index(n, tuple(shape))) for n in where[:limit]]
-    more = f" and {len(where) - limit} more" if len(where) > limit else ""
-    return f"indices {listed}{more}"
-
-
-class _Setup:
-    """Checked inputs: flat points (N, k), leading shape, d, Cholesky factor of cov."""
-
-    def __init__(self, f: Map, u, cov, dtype):
-        dtype = _resolve_dtype(u, dtype)
-        points = _as_points(u, dtype)
-        self.f = f
-        self.leading_shape = points.shape[:-1]
-        self.k = points.shape[-1]
-        self.flat = points.reshape(-1, self.k)  # (N, k)
-        self.d = _output_dimension(f, self.flat[0])
-        self.factor = _cholesky_factor(cov, self.d, self.flat)
-        self.tolerance = IMMERSION_TOLERANCE[dtype]
-
-    def whiten(self, tensor: torch.Tensor) -> torch.Tensor:
-        """L⁻¹ applied to the second axis (the output index) of (N, d, ...)."""
-        if self.factor is None:
-            return tensor
-        shape = tensor.shape
-        solved = torch.linalg.solve_triangular(
-            self.factor, tensor.reshape(shape[0], self.d, -1), upper=False
-        )
-        return solved.reshape(shape)
-
-    def unflatten(self, tensor: torch.Tensor) -> torch.Tensor:
-        return tensor.reshape((*self.leading_shape, *tensor.shape[1:]))
-
-
-# ---------------------------------------------------------------------------------------------
-# derivatives and the Gauss equation (flat batches: N points)
-
-
-def _jacobians(f: Map, points: torch.Tensor, chunk_size) -> torch.Tensor:
-    return vmap(jacfwd(f), chunk_size=chunk_size)(points)  # (N, d, k)
-
-
-def _jets(f: Map, points: torch.Tensor, chunk_size) -> tuple[torch.Tensor, torch.Tensor]:
-    """J (N, d, k) and H (N, d, k, k) with H[n, i, a, b] = ∂_a ∂_b f^i at points[n]."""
-
-    def jacobian_twice(x):
-        jacobian = jacfwd(f)(x)
-        return jacobian, jacobian
-
-    def jet(x):
-        hessian, jacobian = jacfwd(jacobian_twice, has_aux=True)(x)
-        return jacobian, hessian
-
-    return vmap(jet, chunk_size=chunk_size)(points)
-
-
-def _check_finite(setup: _Setup, *tensors: torch.Tensor) -> None:
-    bad = torch.zeros(setup.flat.shape[0], dtype=torch.bool, device=setup.flat.device)
-    for tensor in tensors:
-        bad |= ~torch.isfinite(tensor.reshape(tensor.shape[0], -1)).all(dim=1)
-    if bad.any():
-        raise ValueError(
-            f"f: its value or derivatives are not finite at {int(bad.sum())} point(s) of u, "
-            f"at {_indices(bad, setup.leading_shape)}"
-        )
-
-
-def _immersion_ratio(jacobian: torch.Tensor) -> torch.Tensor:
-    """σ_min(J)/σ_max(J) per point, 0 where J = 0."""
-    singular = torch.linalg.svdvals(jacobian)  # (N, k), descending
-    largest = singular[:, 0]
-    return torch.where(largest > 0, singular[:, -1] / largest.clamp_min(1e-300), 0.0)
-
-
-def _check_immersion(setup: _Setup, jacobian: torch.Tensor) -> None:
-    bad = ~(_immersion_ratio(jacobian) >= setup.tolerance)
-    if bad.any():
-        raise ValueError(
-            f"u: f is not an immersion at {int(bad.sum())} point(s) (σ_min/σ_max of the whitened "
-            f"Jacobian below {setup.tolerance:g}), at {_indices(bad, setup.leading_shape)}; "
-            "curvature is undefined there (select points with immersion_mask)"
-        )
-
-
-def _checked_jets(setup: _Setup, chunk_size) -> tuple[torch.Tensor, torch.Tensor]:
-    jacobian, hessian = _jets(setup.f, setup.flat, chunk_size)
-    _check_finite(setup, jacobian, hessian)
-    jacobian, hessian = setup.whiten(jacobian), setup.whiten(hessian)
-    _check_immersion(setup, jacobian)
-    return jacobian, hessian
-
-
-def _normal_part(jacobian: torch.Tensor, hessian: torch.Tensor) -> torch.Tensor:
-    """II (N, k, k, d): (I − Q Qᵀ) H with J = Q R, the component of H normal to the tangents."""
-    q, _ = torch.linalg.qr(jacobian)  # (N, d, k)
-    tangential = torch.einsum("ndk,ndab->nkab", q, hessian)  # (N, k, k, k)
-    normal = hessian - torch.einsum("ndk,nkab->ndab", q, tangential)  # (N, d, k, k)
-    return normal.permute(0, 2, 3, 1)  # (N, k, k, d)
-
-
-def _orthonormal_frame_form(jacobian: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
-    """II in an orthonormal tangent frame e_i = ∂_a W_ai (J W = Q, W = R⁻¹): (N, k, k, d)."""
-    _, upper = torch.linalg.qr(jacobian)  # (N, k, k)
-    eye = torch.eye(upper.shape[-1], dtype=upper.dtype, device=upper.device).expand_as(upper)
-    inverse = torch.linalg.solve_triangular(upper, eye, upper=True)  # W (N, k, k)
-    return torch.einsum("nai,nbj,nabx->nijx", inverse, inverse, second)
-
-
-def _gauss_equation(second: torch.Tensor) -> torch.Tensor:
-    """R_abcd = ⟨II_ac, II_bd⟩ − ⟨II_ad, II_bc⟩ from II (N, k, k, d): (N, k, k, k, k)."""
-    products = torch.einsum("nacx,nbdx->nabcd", second, second)  # ⟨II_ac, II_bd⟩
-    return products - products.transpose(-1, -2)
-
-
-def _scalar_from_frame(frame: torch.Tensor) -> torch.Tensor:
-    """R = |H⃗|² − Σ_ij |II_ij|² in an orthonormal frame (H⃗ = Σ_i II_ii): (N,)."""
-    mean_vector = torch.diagonal(frame, dim1=1, dim2=2).sum(dim=-1)  # (N, d)
-    return (mean_vector**2).sum(dim=-1) - (frame**2).sum(dim=(1, 2, 3))
-
-
-def _gaussian_from_frame(frame: torch.Tensor) -> torch.Tensor:
-    """K = ⟨II_00, II_11⟩ − |II_01|² in an orthonormal frame of a surface: (N,)."""
-    return (frame[:, 0, 0] * frame[:, 1, 1]).sum(dim=-1) - (frame[:, 0, 1] ** 2).sum(dim=-1)
-
 
 # ---------------------------------------------------------------------------------------------
 # public API
@@ -349,13 +150,13 @@ def immersion_mask(f: Map, u, cov=None, *, tol=None, dtype=torch.float64, chunk_
     >>> immersion_mask(polar, torch.tensor([[1.0, 0.3], [0.0, 0.3]])).tolist()
     [True, False]
     """
-    setup = _Setup(f, u, cov, dtype)
-    tolerance = setup.tolerance if tol is None else float(tol)
-    jacobian = _jacobians(f, setup.flat, chunk_size)
+    batch = PointBatch(f, u, cov, dtype)
+    tolerance = batch.tolerance if tol is None else float(tol)
+    jacobian = jacobians(f, batch.flat, chunk_size)
     finite = torch.isfinite(jacobian.reshape(jacobian.shape[0], -1)).all(dim=1)
-    jacobian = setup.whiten(torch.where(finite[:, None, None], jacobian, 0.0))
-    mask = finite & (_immersion_ratio(jacobian) >= tolerance)
-    return mask.reshape(setup.leading_shape)
+    jacobian = batch.whiten(torch.where(finite[:, None, None], jacobian, 0.0))
+    mask = finite & (immersion_ratio(jacobian) >= tolerance)
+    return mask.reshape(batch.leading_shape)
 
 
 def metric(f: Map, u, cov=None, *, dtype=torch.float64, chunk_size=None) -> torch.Tensor:
@@ -372,12 +173,12 @@ def metric(f: Map, u, cov=None, *, dtype=torch.float64, chunk_size=None) -> torc
     tensor([[5., 2.],
             [2., 2.]], dtype=torch.float64)
     """
-    setup = _Setup(f, u, cov, dtype)
-    jacobian = _jacobians(f, setup.flat, chunk_size)  # (N, d, k)
-    _check_finite(setup, jacobian)
-    jacobian = setup.whiten(jacobian)
-    _check_immersion(setup, jacobian)
-    return setup.unflatten(jacobian.mT @ jacobian)  # (..., k, k)
+    batch = PointBatch(f, u, cov, dtype)
+    jacobian = jacobians(f, batch.flat, chunk_size)  # (N, d, k)
+    check_finite(batch, jacobian)
+    jacobian = batch.whiten(jacobian)
+    check_immersion(batch, jacobian)
+    return batch.unflatten(jacobian.mT @ jacobian)  # (..., k, k)
 
 
 def second_fundamental_form(f: Map, u, cov=None, *, dtype=torch.float64, chunk_size=None):
@@ -392,9 +193,9 @@ def second_fundamental_form(f: Map, u, cov=None, *, dtype=torch.float64, chunk_s
     >>> second_fundamental_form(saddle, torch.zeros(2))[0, 1]
     tensor([0., 0., 1.], dtype=torch.float64)
     """
-    setup = _Setup(f, u, cov, dtype)
-    jacobian, hessian = _checked_jets(setup, chunk_size)
-    return setup.unflatten(_normal_part(jacobian, hessian))
+    batch = PointBatch(f, u, cov, dtype)
+    jacobian, hessian = checked_jets(batch, chunk_size)
+    return batch.unflatten(normal_part(jacobian, hessian))
 
 
 def riemann_tensor(f: Map, u, cov=None, *, dtype=torch.float64, chunk_size=None) -> torch.Tensor:
@@ -411,9 +212,9 @@ def riemann_tensor(f: Map, u, cov=None, *, dtype=torch.float64, chunk_size=None)
     >>> round(float(riemann_tensor(sphere, torch.tensor([torch.pi / 2, 0.0]))[0, 1, 0, 1]), 12)
     4.0
     """
-    setup = _Setup(f, u, cov, dtype)
-    jacobian, hessian = _checked_jets(setup, chunk_size)
-    return setup.unflatten(_gauss_equation(_normal_part(jacobian, hessian)))
+    batch = PointBatch(f, u, cov, dtype)
+    jacobian, hessian = checked_jets(batch, chunk_size)
+    return batch.unflatten(gauss_equation(normal_part(jacobian, hessian)))
 
 
 def sectional_curvature(
@@ -434,34 +235,34 @@ def sectional_curvature(
     >>> round(float(sectional_curvature(sphere, torch.tensor([1.0, 0.5]), X, Y)), 12)
     0.25
     """
-    setup = _Setup(f, u, cov, dtype)
+    batch = PointBatch(f, u, cov, dtype)
     vectors = []
     for name, vector in (("X", X), ("Y", Y)):
-        vector = torch.as_tensor(vector, dtype=setup.flat.dtype, device=setup.flat.device)
+        vector = torch.as_tensor(vector, dtype=batch.flat.dtype, device=batch.flat.device)
         try:
-            vector = torch.broadcast_to(vector, (*setup.leading_shape, setup.k))
+            vector = torch.broadcast_to(vector, (*batch.leading_shape, batch.k))
         except RuntimeError as error:
             raise ValueError(
-                f"{name}: expected shape ({setup.k},) or broadcastable to "
-                f"{(*setup.leading_shape, setup.k)}, got {tuple(vector.shape)}"
+                f"{name}: expected shape ({batch.k},) or broadcastable to "
+                f"{(*batch.leading_shape, batch.k)}, got {tuple(vector.shape)}"
             ) from error
         if not torch.isfinite(vector).all():
             raise ValueError(f"{name}: must be finite (found NaN or inf)")
-        vectors.append(vector.reshape(-1, setup.k))
+        vectors.append(vector.reshape(-1, batch.k))
     x, y = vectors  # (N, k) each
-    jacobian, hessian = _checked_jets(setup, chunk_size)
-    riemann = _gauss_equation(_normal_part(jacobian, hessian))  # (N, k, k, k, k)
+    jacobian, hessian = checked_jets(batch, chunk_size)
+    riemann = gauss_equation(normal_part(jacobian, hessian))  # (N, k, k, k, k)
     numerator = torch.einsum("nabcd,na,nb,nc,nd->n", riemann, x, y, x, y)
     tx, ty = torch.einsum("ndk,nk->nd", jacobian, x), torch.einsum("ndk,nk->nd", jacobian, y)
     xx, yy, xy = (tx * tx).sum(-1), (ty * ty).sum(-1), (tx * ty).sum(-1)
     area_squared = xx * yy - xy**2
-    parallel = ~(area_squared > setup.tolerance**2 * xx * yy)
+    parallel = ~(area_squared > batch.tolerance**2 * xx * yy)
     if parallel.any():
         raise ValueError(
             f"X, Y: must span a plane (be linearly independent) at every point; they are "
-            f"parallel or zero at {_indices(parallel, setup.leading_shape)}"
+            f"parallel or zero at {describe_indices(parallel, batch.leading_shape)}"
         )
-    return setup.unflatten(numerator / area_squared)
+    return batch.unflatten(numerator / area_squared)
 
 
 def scalar_curvature(f: Map, u, cov=None, *, dtype=torch.float64, chunk_size=None) -> torch.Tensor:
@@ -479,10 +280,10 @@ def scalar_curvature(f: Map, u, cov=None, *, dtype=torch.float64, chunk_size=Non
     >>> round(float(scalar_curvature(three_sphere, torch.tensor([1.0, 1.2, 0.3]))), 12)
     1.5
     """
-    setup = _Setup(f, u, cov, dtype)
-    jacobian, hessian = _checked_jets(setup, chunk_size)
-    frame = _orthonormal_frame_form(jacobian, _normal_part(jacobian, hessian))
-    return setup.unflatten(_scalar_from_frame(frame))
+    batch = PointBatch(f, u, cov, dtype)
+    jacobian, hessian = checked_jets(batch, chunk_size)
+    frame = orthonormal_frame_form(jacobian, normal_part(jacobian, hessian))
+    return batch.unflatten(scalar_from_frame(frame))
 
 
 def gaussian_curvature(f: Map, u, cov=None, *, dtype=torch.float64, chunk_size=None):
@@ -497,12 +298,12 @@ def gaussian_curvature(f: Map, u, cov=None, *, dtype=torch.float64, chunk_size=N
     >>> gaussian_curvature(saddle, torch.tensor([[0.0, 0.0], [1.0, 1.0]]))
     tensor([-1.0000, -0.1111], dtype=torch.float64)
     """
-    setup = _Setup(f, u, cov, dtype)
-    if setup.k != 2:
+    batch = PointBatch(f, u, cov, dtype)
+    if batch.k != 2:
         raise ValueError(
-            f"u: gaussian_curvature needs points of a surface, shape (..., 2), got k = {setup.k}; "
+            f"u: gaussian_curvature needs points of a surface, shape (..., 2), got k = {batch.k}; "
             "use sectional_curvature or scalar_curvature in higher dimensions"
         )
-    jacobian, hessian = _checked_jets(setup, chunk_size)
-    frame = _orthonormal_frame_form(jacobian, _normal_part(jacobian, hessian))
-    return setup.unflatten(_gaussian_from_frame(frame))
+    jacobian, hessian = checked_jets(batch, chunk_size)
+    frame = orthonormal_frame_form(jacobian, normal_part(jacobian, hessian))
+    return batch.unflatten(gaussian_from_frame(frame))

@@ -31,15 +31,15 @@ from __future__ import annotations
 import torch
 from torch.func import vmap
 
-from curvlab.curvature import (
-    _check_finite,
-    _check_immersion,
-    _gaussian_from_frame,
-    _indices,
-    _normal_part,
-    _orthonormal_frame_form,
-    _scalar_from_frame,
-    _Setup,
+from curvlab.gauss_equation import (
+    PointBatch,
+    check_finite,
+    check_immersion,
+    describe_indices,
+    gaussian_from_frame,
+    normal_part,
+    orthonormal_frame_form,
+    scalar_from_frame,
 )
 
 __all__ = [
@@ -86,13 +86,13 @@ def _central_differences(f, x: torch.Tensor, step: float):
     return jacobian, hessian
 
 
-def _jets(setup: _Setup, step: float, chunk_size):
+def _difference_jets(batch: PointBatch, step: float, chunk_size):
     jacobian, hessian = vmap(
-        lambda x: _central_differences(setup.f, x, step), chunk_size=chunk_size
-    )(setup.flat)
-    _check_finite(setup, jacobian, hessian)
-    jacobian, hessian = setup.whiten(jacobian), setup.whiten(hessian)
-    _check_immersion(setup, jacobian)
+        lambda x: _central_differences(batch.f, x, step), chunk_size=chunk_size
+    )(batch.flat)
+    check_finite(batch, jacobian, hessian)
+    jacobian, hessian = batch.whiten(jacobian), batch.whiten(hessian)
+    check_immersion(batch, jacobian)
     return jacobian, hessian
 
 
@@ -107,13 +107,13 @@ def finite_difference_jet(f, u, step=1e-4, *, dtype=torch.float64, chunk_size=No
     >>> torch.allclose(H[1], torch.tensor([[2.0, 0.0], [0.0, 0.0]], dtype=torch.float64))
     True
     """
-    setup = _Setup(f, u, None, dtype)
+    batch = PointBatch(f, u, None, dtype)
     step = _check_step(step)
     jacobian, hessian = vmap(lambda x: _central_differences(f, x, step), chunk_size=chunk_size)(
-        setup.flat
+        batch.flat
     )
-    _check_finite(setup, jacobian, hessian)
-    return setup.unflatten(jacobian), setup.unflatten(hessian)
+    check_finite(batch, jacobian, hessian)
+    return batch.unflatten(jacobian), batch.unflatten(hessian)
 
 
 def finite_difference_gaussian_curvature(
@@ -130,12 +130,12 @@ def finite_difference_gaussian_curvature(
     >>> abs(float(K) - (-1 / (1 + 0.25 + 0.16) ** 2)) < 1e-6
     True
     """
-    setup = _Setup(f, u, cov, dtype)
-    if setup.k != 2:
-        raise ValueError(f"u: needs points of a surface, shape (..., 2), got k = {setup.k}")
-    jacobian, hessian = _jets(setup, _check_step(step), chunk_size)
-    frame = _orthonormal_frame_form(jacobian, _normal_part(jacobian, hessian))
-    return setup.unflatten(_gaussian_from_frame(frame))
+    batch = PointBatch(f, u, cov, dtype)
+    if batch.k != 2:
+        raise ValueError(f"u: needs points of a surface, shape (..., 2), got k = {batch.k}")
+    jacobian, hessian = _difference_jets(batch, _check_step(step), chunk_size)
+    frame = orthonormal_frame_form(jacobian, normal_part(jacobian, hessian))
+    return batch.unflatten(gaussian_from_frame(frame))
 
 
 def finite_difference_scalar_curvature(
@@ -150,10 +150,10 @@ def finite_difference_scalar_curvature(
     >>> math.isclose(float(R), 2.0, rel_tol=1e-6)
     True
     """
-    setup = _Setup(f, u, cov, dtype)
-    jacobian, hessian = _jets(setup, _check_step(step), chunk_size)
-    frame = _orthonormal_frame_form(jacobian, _normal_part(jacobian, hessian))
-    return setup.unflatten(_scalar_from_frame(frame))
+    batch = PointBatch(f, u, cov, dtype)
+    jacobian, hessian = _difference_jets(batch, _check_step(step), chunk_size)
+    frame = orthonormal_frame_form(jacobian, normal_part(jacobian, hessian))
+    return batch.unflatten(scalar_from_frame(frame))
 
 
 def second_difference_ratio(f, u, direction, step=1e-2, *, dtype=torch.float64, chunk_size=None):
@@ -171,15 +171,15 @@ def second_difference_ratio(f, u, direction, step=1e-2, *, dtype=torch.float64, 
     >>> round(float(rho), 12)  # ‖(0, 2h²)‖ / ‖(2h, 0)‖ = h
     0.1
     """
-    setup = _Setup(f, u, None, dtype)
+    batch = PointBatch(f, u, None, dtype)
     h = _check_step(step)
-    w = torch.as_tensor(direction, dtype=setup.flat.dtype, device=setup.flat.device)
+    w = torch.as_tensor(direction, dtype=batch.flat.dtype, device=batch.flat.device)
     try:
-        w = torch.broadcast_to(w, (*setup.leading_shape, setup.k)).reshape(-1, setup.k)
+        w = torch.broadcast_to(w, (*batch.leading_shape, batch.k)).reshape(-1, batch.k)
     except RuntimeError as error:
         raise ValueError(
-            f"direction: expected shape ({setup.k},) or broadcastable to "
-            f"{(*setup.leading_shape, setup.k)}, got {tuple(w.shape)}"
+            f"direction: expected shape ({batch.k},) or broadcastable to "
+            f"{(*batch.leading_shape, batch.k)}, got {tuple(w.shape)}"
         ) from error
     norms = torch.linalg.vector_norm(w, dim=-1, keepdim=True)
     if not (torch.isfinite(norms) & (norms > 0)).all():
@@ -192,11 +192,11 @@ def second_difference_ratio(f, u, direction, step=1e-2, *, dtype=torch.float64, 
         first = torch.linalg.vector_norm(plus - minus)
         return second, first
 
-    second, first = vmap(ratio_terms, chunk_size=chunk_size)(setup.flat, w)
+    second, first = vmap(ratio_terms, chunk_size=chunk_size)(batch.flat, w)
     bad = ~(first > 0) | ~torch.isfinite(second)
     if bad.any():
         raise ValueError(
             "f: f(u + h w) = f(u - h w) or a value is not finite, so the ratio is undefined at "
-            f"{_indices(bad, setup.leading_shape)}"
+            f"{describe_indices(bad, batch.leading_shape)}"
         )
-    return setup.unflatten(second / first)
+    return batch.unflatten(second / first)

@@ -12,20 +12,25 @@ Surfaces (k = 2), over a fixed input patch P = [a₀, b₀] × [a₁, b₁], wit
     dimensionless_curvature    K̄ · A                                 (scale-free)
     positive_fraction          ∫_{K·A > tol} dA / A   (share of the image area where K > 0)
 
+Sheets (:func:`sheet_measures`, the measure every experiment uses): the same integrals over
+the nodes where the map is an immersion (the others are excluded and counted), optionally only
+inside a ``region``, plus ∫_{K>0} dA, ∫_{K<0} dA, max |K| and mean |K|, as a
+:class:`SheetMeasures`.  :func:`surface_measures` instead requires an immersion at every node.
+
 Curves (Poole et al. 2016), for h(θ) = f(x(θ)) with velocity v and acceleration a::
 
     κ = ‖a − (a·v̂) v̂‖ / ‖v‖²     L_E = ∫ ‖v‖ dθ     L_G = ∫ κ ‖v‖ dθ
     (L_G is the length of the unit-tangent curve: 2π for a circle of any radius)
 
-Quadrature (:func:`quadrature_grid`): tensor-product Gauss–Legendre nodes and weights (exact
-for polynomials of degree 2n − 1 per axis, spectrally accurate for smooth integrands such as
-√det g), or the midpoint rule (second order, the better choice for |K| across K = 0 and for
-periodic directions).  Closed curves use the periodic trapezoid rule.  Pure functions: either
+Quadrature: :func:`quadrature_grid` (from :mod:`curvlab.quadrature`, re-exported here),
+tensor-product Gauss–Legendre or midpoint nodes on the box patch.  Closed curves use the
+periodic trapezoid rule.  Pure functions: either
 a map ``f`` (one point (k,) -> (d,), as in :mod:`curvlab.curvature`) or precomputed grids.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,21 +39,32 @@ import numpy as np
 import torch
 from torch.func import jacfwd, vmap
 
-from curvlab.curvature import _cholesky_factor, _indices, gaussian_curvature, metric
+from curvlab.curvature import gaussian_curvature, metric
+from curvlab.gauss_equation import (
+    PointBatch,
+    describe_indices,
+    gaussian_from_frame,
+    immersion_ratio,
+    jets,
+    normal_part,
+    orthonormal_frame_form,
+    whitening_factor,
+)
+from curvlab.quadrature import as_patch, quadrature_grid
 
 __all__ = [
     "CurveMeasures",
+    "SheetMeasures",
     "SurfaceMeasures",
     "area",
     "curve_curvature",
     "curve_measures",
     "curve_measures_from_samples",
     "quadrature_grid",
+    "sheet_measures",
     "surface_measures",
     "surface_measures_from_grid",
 ]
-
-QUADRATURE_RULES = ("gauss-legendre", "midpoint")
 
 
 @dataclass(frozen=True)
@@ -64,6 +80,33 @@ class SurfaceMeasures:
 
 
 @dataclass(frozen=True)
+class SheetMeasures:
+    """Curvature of a 2-D sheet over the immersed nodes of a patch (see :func:`sheet_measures`).
+
+    The float fields are None when no node is an immersion.  Scale-free: ``total_curvature``,
+    ``total_absolute_curvature``, ``dimensionless_curvature``, ``positive_fraction``; raw
+    (units of 1/length² or length²): ``area``, ``positive_area``, ``negative_area``,
+    ``max_abs_curvature``, ``mean_abs_curvature``.
+    """
+
+    area: float | None
+    total_curvature: float | None  # ∫ K dA
+    total_absolute_curvature: float | None  # ∫ |K| dA
+    positive_area: float | None  # ∫_{K > 0} dA
+    negative_area: float | None  # ∫_{K < 0} dA
+    max_abs_curvature: float | None  # max |K| over the nodes
+    mean_abs_curvature: float | None  # ∫ |K| du / ∫ du, the plain average over the patch
+    dimensionless_curvature: float | None  # K̄ · A, K̄ = ∫ K du / ∫ du
+    positive_fraction: float | None  # positive_area / area
+    immersed_nodes: int
+    non_immersed_nodes: int
+
+    def as_dict(self) -> dict:
+        """The fields as a plain dict (for tidy records and CSV rows)."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
 class CurveMeasures:
     """Poole-style summaries of a curve's image: lengths and curvature (floats)."""
 
@@ -71,50 +114,6 @@ class CurveMeasures:
     grassmannian_length: float
     mean_curvature: float  # L_G / L_E, the arclength average of κ
     max_curvature: float
-
-
-def _as_patch(patch) -> list[tuple[float, float]]:
-    try:
-        bounds = [(float(low), float(high)) for low, high in patch]
-    except (TypeError, ValueError) as error:
-        raise TypeError(
-            f"patch: expected a sequence of (low, high) pairs, one per coordinate, got {patch!r}"
-        ) from error
-    if not bounds or any(not (math.isfinite(a) and math.isfinite(b) and a < b) for a, b in bounds):
-        raise ValueError(f"patch: every (low, high) must be finite with low < high, got {bounds}")
-    return bounds
-
-
-def _one_axis(low: float, high: float, n: int, rule: str) -> tuple[np.ndarray, np.ndarray]:
-    if rule == "gauss-legendre":
-        nodes, weights = np.polynomial.legendre.leggauss(n)
-        half = (high - low) / 2
-        return low + half * (nodes + 1), half * weights
-    width = (high - low) / n
-    return low + width * (np.arange(n) + 0.5), np.full(n, width)
-
-
-def quadrature_grid(patch, points_per_axis=32, rule="gauss-legendre", *, dtype=torch.float64):
-    """Nodes (n, ..., n, k) and weights (n, ..., n) of a tensor-product rule on a box patch.
-
-    ``patch`` is one (low, high) pair per coordinate (k pairs); ``rule`` is "gauss-legendre"
-    or "midpoint".  ``(weights * g(nodes)).sum()`` approximates ∫_patch g du.
-
-    >>> nodes, weights = quadrature_grid([(0.0, 1.0), (0.0, 2.0)], 3)
-    >>> tuple(nodes.shape), round(float(weights.sum()), 12)
-    ((3, 3, 2), 2.0)
-    """
-    bounds = _as_patch(patch)
-    if not isinstance(points_per_axis, int | np.integer) or points_per_axis < 1:
-        raise ValueError(f"points_per_axis: expected a positive integer, got {points_per_axis!r}")
-    if rule not in QUADRATURE_RULES:
-        raise ValueError(f"rule: expected one of {QUADRATURE_RULES}, got {rule!r}")
-    axes = [_one_axis(low, high, int(points_per_axis), rule) for low, high in bounds]
-    nodes = np.stack(np.meshgrid(*[a[0] for a in axes], indexing="ij"), axis=-1)
-    weights = np.ones(())
-    for _, w in axes:
-        weights = np.multiply.outer(weights, w)
-    return torch.as_tensor(nodes, dtype=dtype), torch.as_tensor(weights, dtype=dtype)
 
 
 def area(f, patch, points_per_axis=32, cov=None, *, rule="gauss-legendre") -> float:
@@ -131,6 +130,18 @@ def area(f, patch, points_per_axis=32, cov=None, *, rule="gauss-legendre") -> fl
     return float((weights * volume_element).sum())
 
 
+def _common_grid(**tensors) -> list[torch.Tensor]:
+    """The named tensors as float64 on the CPU, checked to share one shape and be finite."""
+    values = [torch.as_tensor(t, dtype=torch.float64).detach().cpu() for t in tensors.values()]
+    if len({tuple(t.shape) for t in values}) != 1:
+        shapes = ", ".join(str(tuple(t.shape)) for t in values)
+        raise ValueError(f"{', '.join(tensors)}: expected one common shape, got {shapes}")
+    for name, tensor in zip(tensors, values, strict=True):
+        if not torch.isfinite(tensor).all():
+            raise ValueError(f"{name}: must be finite (found NaN or inf)")
+    return values
+
+
 def surface_measures_from_grid(K, volume_element, weights, *, positive_tolerance=1e-9):
     """:class:`SurfaceMeasures` from K, √det g and quadrature weights on the same grid.
 
@@ -143,17 +154,7 @@ def surface_measures_from_grid(K, volume_element, weights, *, positive_tolerance
     >>> surface_measures_from_grid(ones, ones, ones / 16).total_absolute_curvature
     1.0
     """
-    K, volume_element, weights = (
-        torch.as_tensor(t, dtype=torch.float64).detach().cpu() for t in (K, volume_element, weights)
-    )
-    if not K.shape == volume_element.shape == weights.shape:
-        raise ValueError(
-            "K, volume_element, weights: expected one common shape, got "
-            f"{tuple(K.shape)}, {tuple(volume_element.shape)}, {tuple(weights.shape)}"
-        )
-    for name, tensor in (("K", K), ("volume_element", volume_element), ("weights", weights)):
-        if not torch.isfinite(tensor).all():
-            raise ValueError(f"{name}: must be finite (found NaN or inf)")
+    K, volume_element, weights = _common_grid(K=K, volume_element=volume_element, weights=weights)
     if (volume_element < 0).any() or (weights < 0).any() or weights.sum() <= 0:
         raise ValueError("volume_element, weights: must be nonnegative, with positive total weight")
     dA = weights * volume_element
@@ -187,7 +188,7 @@ def surface_measures(
     >>> math.isclose(m.total_curvature, 4 * math.pi, rel_tol=1e-10), m.positive_fraction
     (True, 1.0)
     """
-    bounds = _as_patch(patch)
+    bounds = as_patch(patch)
     if len(bounds) != 2:
         raise ValueError(f"patch: surface measures need a 2-D patch, got {len(bounds)} pairs")
     nodes, weights = quadrature_grid(bounds, points_per_axis, rule)
@@ -196,6 +197,102 @@ def surface_measures(
     return surface_measures_from_grid(
         K, volume_element, weights, positive_tolerance=positive_tolerance
     )
+
+
+def sheet_measures(
+    f,
+    patch,
+    points_per_axis=12,
+    cov=None,
+    *,
+    rule="midpoint",
+    region=None,
+    positive_tolerance=1e-9,
+    dtype=torch.float64,
+    device=None,
+    chunk_size=None,
+) -> SheetMeasures:
+    """Curvature of the sheet f: (2,) -> (d,) over a 2-D ``patch``, where f is an immersion.
+
+    The one sheet-curvature measure of the library.  K and √det g (g = Jᵀ Σ⁻¹ J, Σ = ``cov``)
+    come from one pass of the Gauss-equation engine (:mod:`curvlab.gauss_equation`) at the
+    nodes of :func:`quadrature_grid` (``rule``, midpoint by default: |K| is not smooth where K
+    changes sign).  Nodes where f is not an immersion (σ_min/σ_max of the whitened Jacobian
+    below :data:`curvlab.curvature.IMMERSION_TOLERANCE`, or a derivative not finite) are
+    excluded and counted in ``non_immersed_nodes``; the integrals run over the others.
+    ``region``, if given, maps the nodes (n, 2) to a bool tensor (n,): only nodes where it is
+    True are used or counted (to integrate where the data lie).  A node counts as positively
+    (negatively) curved when K·A > ``positive_tolerance`` (< −``positive_tolerance``), so
+    round-off on a flat sheet is not curvature.  ``device``: where the nodes are placed (that
+    of f's parameters); ``dtype``, ``chunk_size`` as in :mod:`curvlab.curvature`.
+
+    >>> import math
+    >>> from curvlab.surfaces import sphere
+    >>> m = sheet_measures(sphere(2.0), [(0.5, 2.5), (0.0, 3.0)], 16)
+    >>> round(m.mean_abs_curvature, 12), m.positive_fraction, m.non_immersed_nodes
+    (0.25, 1.0, 0)
+    """
+    bounds = as_patch(patch)
+    if len(bounds) != 2:
+        raise ValueError(f"patch: sheet measures need a 2-D patch, got {len(bounds)} pairs")
+    nodes, weights = quadrature_grid(bounds, points_per_axis, rule, dtype=dtype)
+    nodes, weights = nodes.reshape(-1, 2), weights.reshape(-1)
+    if device is not None:
+        nodes, weights = nodes.to(device), weights.to(device)
+    if region is not None:
+        inside = _region_mask(region, nodes)
+        nodes, weights = nodes[inside], weights[inside]
+    batch = PointBatch(f, nodes, cov, dtype)
+    jacobian, hessian = jets(f, batch.flat, chunk_size)
+    finite = torch.isfinite(jacobian).flatten(1).all(1) & torch.isfinite(hessian).flatten(1).all(1)
+    jacobian = batch.whiten(torch.where(finite[:, None, None], jacobian, 0.0))
+    hessian = batch.whiten(torch.where(finite[:, None, None, None], hessian, 0.0))
+    good = finite & (immersion_ratio(jacobian) >= batch.tolerance)
+    counts = {"immersed_nodes": int(good.sum()), "non_immersed_nodes": int((~good).sum())}
+    if not good.any():
+        empty = [field.name for field in dataclasses.fields(SheetMeasures)][:-2]
+        return SheetMeasures(**dict.fromkeys(empty), **counts)
+    jacobian, hessian, weights = jacobian[good], hessian[good], weights[good]
+    K = gaussian_from_frame(orthonormal_frame_form(jacobian, normal_part(jacobian, hessian)))
+    volume_element = torch.sqrt(torch.linalg.det(jacobian.mT @ jacobian))
+    K, dA, weights = (t.detach().cpu().double() for t in (K, weights * volume_element, weights))
+    total_area = float(dA.sum())
+    mean_K = float((weights * K).sum() / weights.sum())
+    positive, negative = K * total_area > positive_tolerance, K * total_area < -positive_tolerance
+    return SheetMeasures(
+        area=total_area,
+        total_curvature=float((K * dA).sum()),
+        total_absolute_curvature=float((K.abs() * dA).sum()),
+        positive_area=float(dA[positive].sum()),
+        negative_area=float(dA[negative].sum()),
+        max_abs_curvature=float(K.abs().max()),
+        mean_abs_curvature=float((weights * K.abs()).sum() / weights.sum()),
+        dimensionless_curvature=mean_K * total_area,
+        positive_fraction=float(dA[positive].sum()) / total_area,
+        **counts,
+    )
+
+
+def _region_mask(region, nodes: torch.Tensor) -> torch.Tensor:
+    if not callable(region):
+        raise TypeError(f"region: expected a callable nodes (n, 2) -> bool (n,), got {region!r}")
+    mask = region(nodes)
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        raise TypeError(f"region: must return a bool tensor, got {_describe(mask)}")
+    if mask.shape != nodes.shape[:1]:
+        raise ValueError(
+            f"region: must return shape ({nodes.shape[0]},), one flag a node, got "
+            f"{tuple(mask.shape)}"
+        )
+    if not mask.any():
+        raise ValueError("region: selects no node of the patch")
+    return mask.to(nodes.device)
+
+
+def _describe(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of dtype {value.dtype}"
+    return type(value).__name__
 
 
 def curve_curvature(f, curve: Callable, theta, cov=None, *, dtype=torch.float64):
@@ -224,7 +321,7 @@ def curve_curvature(f, curve: Callable, theta, cov=None, *, dtype=torch.float64)
     probe = image(flat[0])
     if not isinstance(probe, torch.Tensor) or probe.ndim != 1:
         raise ValueError("f, curve: f(curve(θ)) must be a tensor of shape (d,)")
-    factor = _cholesky_factor(cov, probe.shape[0], probe)
+    factor = whitening_factor(cov, probe.shape[0], probe)
 
     def velocity_twice(t):
         v = jacfwd(image)(t)
@@ -239,7 +336,7 @@ def curve_curvature(f, curve: Callable, theta, cov=None, *, dtype=torch.float64)
     if stalled.any():
         raise ValueError(
             f"theta: the curve's image has zero speed or is not finite at "
-            f"{_indices(stalled, theta.shape)}; κ is undefined there"
+            f"{describe_indices(stalled, theta.shape)}; κ is undefined there"
         )
     unit = velocity / speed[:, None]
     normal = acceleration - (acceleration * unit).sum(-1, keepdim=True) * unit
@@ -255,16 +352,9 @@ def curve_measures_from_samples(kappa, speed, weights) -> CurveMeasures:
     >>> curve_measures_from_samples(n, 2 * n, n / 8).grassmannian_length
     2.0
     """
-    kappa, speed, weights = (
-        torch.as_tensor(t, dtype=torch.float64).detach().cpu() for t in (kappa, speed, weights)
-    )
-    if not kappa.shape == speed.shape == weights.shape:
-        raise ValueError(
-            "kappa, speed, weights: expected one common shape, got "
-            f"{tuple(kappa.shape)}, {tuple(speed.shape)}, {tuple(weights.shape)}"
-        )
+    kappa, speed, weights = _common_grid(kappa=kappa, speed=speed, weights=weights)
     for name, tensor in (("kappa", kappa), ("speed", speed), ("weights", weights)):
-        if not torch.isfinite(tensor).all() or (tensor < 0).any():
+        if (tensor < 0).any():
             raise ValueError(f"{name}: must be finite and nonnegative")
     euclidean = float((weights * speed).sum())
     if euclidean <= 0:
@@ -301,7 +391,7 @@ def curve_measures(
     >>> math.isclose(m.euclidean_length, 10 * math.pi)
     True
     """
-    ((low, high),) = _as_patch([interval])
+    ((low, high),) = as_patch([interval])
     if not isinstance(points, int | np.integer) or points < 2:
         raise ValueError(f"points: expected an integer >= 2, got {points!r}")
     if closed:

@@ -11,7 +11,9 @@ the parameters. With the headwise gate the plane is rescaled point by point and 
 the gate is constant (``w = 0``), which only rescales the plane and leaves it flat. This is the
 book's own illustration of the paper's claim, not a construction taken from the paper.
 
-- :func:`gated_attention_map`       the map ``y`` for given gate parameters (torch, one point).
+- :func:`gated_attention_map`       the map ``y`` for given gate parameters (torch, one point):
+                                    these keys and values bound to
+                                    :func:`curvlab.attention.gated_attention_point_map`.
 - :func:`attention_surface`         the surface on a grid and its Gaussian curvature
                                     (computed by :func:`curvlab.curvature.gaussian_curvature`).
 - :func:`plot_attention_surface`    the surface coloured by curvature, next to the curvature map.
@@ -23,6 +25,7 @@ book's own illustration of the paper's claim, not a construction taken from the 
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import re
@@ -32,6 +35,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from curvlab.attention import gated_attention_point_map
 from curvlab.plotting import COLORS, plot_curvature_map, plot_curvature_surface
 
 __all__ = [
@@ -95,16 +99,19 @@ def gated_attention_map(
     values = torch.tensor(
         [[math.cos(t), math.sin(t), 1.0] for t in _VALUE_ANGLES], dtype=torch.float64
     )  # (3 values, 3 coordinates)
-    weight = torch.tensor([w1, w2], dtype=torch.float64)
-
-    def attention(x: torch.Tensor) -> torch.Tensor:
-        weights = torch.softmax(beta * (keys @ x), dim=-1)  # (3,)
-        output = weights @ values  # (3,)
-        if gated:
-            output = torch.sigmoid(weight @ x + bias) * output
-        return output
-
-    return attention
+    if not gated:
+        return functools.partial(
+            gated_attention_point_map, keys=keys, values=values, gate="none", beta=beta
+        )
+    return functools.partial(
+        gated_attention_point_map,
+        keys=keys,
+        values=values,
+        gate="headwise",  # one head: one scalar gate for the whole read-out
+        gate_weight=torch.tensor([w1, w2], dtype=torch.float64),
+        gate_bias=torch.tensor(bias, dtype=torch.float64),
+        beta=beta,
+    )
 
 
 @dataclass(frozen=True)

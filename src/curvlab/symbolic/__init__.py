@@ -7,8 +7,18 @@
   docstring: Γᵃ_bc = ``christoffel[a, b, c]``, Rᵃ_bcd = ``riemann[a, b, c, d]``, K = 1/r² on a
   sphere of radius r).
 - :mod:`curvlab.symbolic.attention`: symbolic ungated and gated attention maps.
+
+The helpers behind them, each a module named for what it does: :mod:`.arithmetic` (the one
+arithmetic: a rational function field with a derivation), :mod:`.linear_algebra`
+(fraction-free determinants, adjugates, inverses), :mod:`.simplification` (exact
+cancellation modulo sin² + cos² = 1), :mod:`.validation` (every refusal: shapes, symmetry,
+singular or provably indefinite metrics, symbols that share a coordinate's name).
+Layering inside the package: simplification < linear_algebra < validation, arithmetic <
+geometry, fisher < attention.
 """
 
+from .attention import *  # noqa: F403  (the attention maps, listed in attention.__all__)
+from .attention import __all__ as _attention_all
 from .fisher import gaussian_fisher_information, gaussian_log_density
 from .geometry import (
     brioschi,
@@ -21,14 +31,6 @@ from .geometry import (
     scalar_curvature,
     sectional_curvature,
 )
-
-try:
-    from .attention import *  # noqa: F403  (the attention maps, listed in attention.__all__)
-    from .attention import __all__ as _attention_all
-except ModuleNotFoundError as error:  # attention.py not present: the geometry stands alone
-    if error.name != f"{__name__}.attention":
-        raise
-    _attention_all = []
 
 __all__ = [
     "brioschi",

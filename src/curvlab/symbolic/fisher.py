@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .geometry import _as_coords, _as_cov, _determinant, _inverse, _simplify
+from curvlab.symbolic.linear_algebra import determinant, inverse
+from curvlab.symbolic.simplification import simplify
+from curvlab.symbolic.validation import as_coords, as_cov, check_coordinate_names
 
 __all__ = ["gaussian_fisher_information", "gaussian_log_density"]
 
@@ -57,11 +59,11 @@ def gaussian_log_density(y, mean, cov) -> sp.Expr:
     d = mu.shape[0]
     if point.shape != mu.shape:
         raise ValueError(f"y: expected shape {mu.shape} like the mean, got {point.shape}")
-    sigma = _as_cov(cov, d)
-    precision = _inverse(sigma)
+    sigma = as_cov(cov, d)
+    precision = inverse(sigma)
     residual = point - mu
     quadratic = (residual.T * precision * residual)[0, 0]
-    log_det = sp.log(_simplify(_determinant(sigma.tolist())))
+    log_det = sp.log(simplify(determinant(sigma.tolist())))
     return -sp.Rational(d, 2) * sp.log(2 * sp.pi) - log_det / 2 - quadratic / 2
 
 
@@ -118,10 +120,11 @@ def gaussian_fisher_information(mean, cov, params) -> sp.Matrix:
     [sigma**(-2),          0],
     [          0, 2/sigma**2]])
     """
-    params = _as_coords(params, "params")
+    params = as_coords(params, "params")
     mu = _as_mean(mean)
     d = mu.shape[0]
-    sigma = _as_cov(cov, d)
+    sigma = as_cov(cov, d)
+    check_coordinate_names([*mu, *sigma], params, "mean, cov")
     y = sp.symbols(f"y0:{d}", cls=sp.Dummy, real=True)
     log_density = gaussian_log_density(sp.Matrix(y), mu, sigma)
     k = len(params)
@@ -130,6 +133,6 @@ def gaussian_fisher_information(mean, cov, params) -> sp.Matrix:
         score_m = sp.diff(log_density, params[m])
         for n in range(m, k):
             hessian_mn = sp.diff(score_m, params[n])
-            entry = _simplify(-_gaussian_expectation(hessian_mn, y, mu, sigma))
+            entry = simplify(-_gaussian_expectation(hessian_mn, y, mu, sigma))
             information[m, n] = information[n, m] = entry
     return information
