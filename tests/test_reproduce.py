@@ -80,6 +80,29 @@ def test_jets_give_the_core_gaussian_curvature_of_each_member():
         assert torch.allclose(sheet["K"][e], K, atol=1e-10, rtol=1e-6)
 
 
+def test_batched_sheet_measure_equals_the_core_sheet_measure_over_the_data_region():
+    from curvlab.measures import sheet_measures
+
+    models, points, _ = _members("gated_elementwise")
+    ens = stack(models)
+    nodes, weights = data_region_grid(points, 6)
+    J, H = ensemble_jets(ens, nodes)
+    sheet = sheet_from_jets(J, H, weights)
+    for e, model in enumerate(models):
+        low, high = points[e].amin(0), points[e].amax(0)
+        patch = ((float(low[0]), float(high[0])), (float(low[1]), float(high[1])))
+        near = set(map(tuple, nodes[e][weights[e] > 0].tolist()))
+
+        def region(grid, near=near):
+            return torch.tensor([tuple(p) in near for p in grid.tolist()])
+
+        core = sheet_measures(representation_map(model), patch, 6, region=region)
+        assert math.isclose(
+            core.total_absolute_curvature, float(sheet["total_abs"][e]), rel_tol=1e-6
+        )
+        assert math.isclose(core.area, float(sheet["area"][e]), rel_tol=1e-6)
+
+
 def _cylinder_jets(radius, points):
     """Exact jets of (u, v) ↦ (R cos(u/R), R sin(u/R), v): K = 0, normal curvature 1/R along u."""
     u = points[..., 0] / radius

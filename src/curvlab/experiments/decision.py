@@ -47,9 +47,8 @@ from curvlab.attention import (
     parameter_count,
     representation_map,
 )
-from curvlab.curvature import gaussian_curvature, immersion_mask, metric
 from curvlab.experiments.cache import cached
-from curvlab.measures import quadrature_grid, surface_measures_from_grid
+from curvlab.measures import sheet_measures
 from curvlab.tasks import LINEAR_TASKS, TASKS, make_task
 from curvlab.training import evaluate, fit, resolve_device
 
@@ -200,23 +199,18 @@ def representation_curvature(
     """
     f = representation_map(model, layer)
     device = next(model.parameters()).device
-    nodes, weights = quadrature_grid(patch, points_per_axis, rule="midpoint")
-    nodes, weights = nodes.reshape(-1, 2).to(device), weights.reshape(-1).to(device)
-    good = immersion_mask(f, nodes)
-    stats = {"curvature_nodes": int(good.sum()), "non_immersed_nodes": int((~good).sum())}
-    if not good.any():
-        return {**stats, **dict.fromkeys((*CURVATURE_METRICS, "area"))}
-    nodes, weights = nodes[good], weights[good]
-    K = gaussian_curvature(f, nodes)  # (n,)
-    volume_element = torch.sqrt(torch.linalg.det(metric(f, nodes)))  # (n,)
-    measures = surface_measures_from_grid(K, volume_element, weights)
+    sheet = sheet_measures(f, patch, points_per_axis, rule="midpoint", device=device)
+    stats = {
+        "curvature_nodes": sheet.immersed_nodes,
+        "non_immersed_nodes": sheet.non_immersed_nodes,
+    }
     return {
         **stats,
-        "curvature_total_abs": measures.total_absolute_curvature,
-        "curvature_dimensionless": measures.dimensionless_curvature,
-        "curvature_positive_fraction": measures.positive_fraction,
-        "curvature_mean_abs": float(K.abs().mean()),
-        "area": measures.area,
+        "curvature_total_abs": sheet.total_absolute_curvature,
+        "curvature_dimensionless": sheet.dimensionless_curvature,
+        "curvature_positive_fraction": sheet.positive_fraction,
+        "curvature_mean_abs": sheet.mean_abs_curvature,
+        "area": sheet.area,
     }
 
 

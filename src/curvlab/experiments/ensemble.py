@@ -70,8 +70,9 @@ def plateau(curve: Sequence[float], *, window=PLATEAU_WINDOW, tolerance=PLATEAU_
     change = (L[t₀] − L[end]) / L[t₀], t₀ the start of the last ``window`` share of the epochs;
     converged when change < ``tolerance`` or L[end] < LOSS_FLOOR.
 
-    >>> plateau([1.0, 0.5, 0.4, 0.399, 0.3985])
-    (True, 0.0012531328320801727)
+    >>> converged, change = plateau([1.0, 0.5, 0.4, 0.399, 0.3985])
+    >>> converged, round(change, 6)
+    (True, 0.001253)
     >>> plateau([1.0, 0.8, 0.6, 0.4, 0.2])[0]
     False
     """
