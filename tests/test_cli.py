@@ -49,3 +49,33 @@ def test_module_entry_point_shows_help():
         [sys.executable, "-m", "curvlab", "--help"], capture_output=True, text=True, check=True
     )
     assert "decision" in done.stdout
+
+
+def test_reproduce_needs_an_output_directory_and_a_known_device(capsys):
+    with pytest.raises(SystemExit) as raised:
+        main(["reproduce", "--scale", "small"])
+    assert raised.value.code == 2 and "--out" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--out", "x", "--device", "tpu"])
+    assert "--device" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_reproduce_subcommand_writes_runs_and_claims(tmp_path):
+    out = tmp_path / "out"
+    arguments = "reproduce --scale small --seeds 3 --epochs 3 --tasks xor,blobs --device cpu"
+    status = main(
+        [
+            *arguments.split(),
+            "--out",
+            str(out),
+            "--no-progress",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ]
+    )
+    assert status == 0
+    with (out / "runs.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 2 * 3 * len(VARIANTS)
+    assert (out / "claims.json").is_file() and (out / "forest.png").is_file()
