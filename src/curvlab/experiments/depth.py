@@ -54,11 +54,10 @@ import torch
 from tqdm.auto import tqdm
 
 from curvlab.attention import VARIANTS, build_classifier, representation_map
-from curvlab.curvature import gaussian_curvature, immersion_mask, metric
 from curvlab.experiments import write_csv
 from curvlab.experiments.cache import cached
 from curvlab.experiments.decision import PATCH, representation_curvature
-from curvlab.measures import curve_measures, quadrature_grid, surface_measures_from_grid
+from curvlab.measures import curve_measures, quadrature_grid, sheet_measures
 from curvlab.tasks import TASKS, make_task
 from curvlab.training import evaluate, fit, resolve_device
 
@@ -261,7 +260,8 @@ def sheet_curvature(f: Callable, patch=PATCH, points_per_axis: int = 12, cov=Non
     :func:`curvlab.experiments.decision.representation_curvature` computes for a classifier:
     ``curvature_total_abs`` = ∫|K| dA, ``curvature_dimensionless`` = K̄·A,
     ``curvature_positive_fraction``, ``curvature_mean_abs`` = mean |K| over the patch (raw),
-    ``area``; nodes where f is not an immersion are excluded and counted.  Scaling f by c
+    ``area``, from :func:`curvlab.measures.sheet_measures`; nodes where f is not an immersion
+    are excluded and counted.  Scaling f by c
     multiplies K by 1/c² and A by c², so only ``curvature_mean_abs`` and ``area`` change.
 
     >>> import torch
@@ -271,22 +271,17 @@ def sheet_curvature(f: Callable, patch=PATCH, points_per_axis: int = 12, cov=Non
     >>> round(stats["curvature_mean_abs"], 12), stats["curvature_positive_fraction"]
     (0.25, 1.0)
     """
-    nodes, weights = quadrature_grid(patch, points_per_axis, rule="midpoint")
-    nodes, weights = nodes.reshape(-1, nodes.shape[-1]), weights.reshape(-1)
-    good = immersion_mask(f, nodes, cov)
-    stats = {"curvature_nodes": int(good.sum()), "non_immersed_nodes": int((~good).sum())}
-    if not good.any():
-        return {**stats, **dict.fromkeys((*SHEET_METRICS, "area"))}
-    nodes, weights = nodes[good], weights[good]
-    K = gaussian_curvature(f, nodes, cov)  # (n,)
-    volume_element = torch.sqrt(torch.linalg.det(metric(f, nodes, cov)))  # (n,)
-    measures = surface_measures_from_grid(K, volume_element, weights)
+    measures = sheet_measures(f, patch, points_per_axis, cov)  # one pass of the engine
+    stats = {
+        "curvature_nodes": measures.immersed_nodes,
+        "non_immersed_nodes": measures.non_immersed_nodes,
+    }
     return {
         **stats,
         "curvature_total_abs": measures.total_absolute_curvature,
         "curvature_dimensionless": measures.dimensionless_curvature,
         "curvature_positive_fraction": measures.positive_fraction,
-        "curvature_mean_abs": float(K.abs().mean()),
+        "curvature_mean_abs": measures.mean_abs_curvature,
         "area": measures.area,
     }
 
