@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from curvlab.__main__ import build_parser, main
+from curvlab.attention import VARIANTS
 
 
 @pytest.mark.slow
@@ -18,7 +19,7 @@ def test_decision_subcommand_writes_a_csv(tmp_path, monkeypatch):
     assert status == 0
     with out.open() as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 2 * 5  # tasks × models, one seed, depth 1
+    assert len(rows) == 2 * len(VARIANTS)  # tasks × models, one seed, depth 1
     assert {row["task"] for row in rows} == {"xor", "blobs"}
     assert {"task", "model", "depth", "seed", "accuracy", "curvature_total_abs"} <= set(rows[0])
     assert list((tmp_path / "cache").glob("decision-*.json"))
@@ -48,3 +49,33 @@ def test_module_entry_point_shows_help():
         [sys.executable, "-m", "curvlab", "--help"], capture_output=True, text=True, check=True
     )
     assert "decision" in done.stdout
+
+
+def test_reproduce_needs_an_output_directory_and_a_known_device(capsys):
+    with pytest.raises(SystemExit) as raised:
+        main(["reproduce", "--scale", "small"])
+    assert raised.value.code == 2 and "--out" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--out", "x", "--device", "tpu"])
+    assert "--device" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_reproduce_subcommand_writes_runs_and_claims(tmp_path):
+    out = tmp_path / "out"
+    arguments = "reproduce --scale small --seeds 3 --epochs 3 --tasks xor,blobs --device cpu"
+    status = main(
+        [
+            *arguments.split(),
+            "--out",
+            str(out),
+            "--no-progress",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ]
+    )
+    assert status == 0
+    with (out / "runs.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 2 * 3 * len(VARIANTS)
+    assert (out / "claims.json").is_file() and (out / "forest.png").is_file()

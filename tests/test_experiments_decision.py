@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import curvlab.experiments.cache as cache_module
-from curvlab.attention import build_classifier
+from curvlab.attention import VARIANTS, build_classifier
 from curvlab.experiments import write_csv
 from curvlab.experiments.cache import cache_dir, cache_key, cached, code_version
 from curvlab.experiments.decision import (
@@ -87,7 +87,7 @@ def test_study_records_are_complete_and_deterministic(tmp_path):
     kwargs = {"tasks": ["xor", "blobs"], "seeds": [1], **TINY}
     first = decision_study(directory=tmp_path / "a", **kwargs)
     second = decision_study(directory=tmp_path / "b", **kwargs)
-    assert len(first) == 2 * 5
+    assert len(first) == 2 * len(VARIANTS)
     strip = [{k: v for k, v in r.items() if "seconds" not in k} for r in first]
     assert strip == [{k: v for k, v in r.items() if "seconds" not in k} for r in second]
     for record in first:
@@ -144,14 +144,14 @@ def test_paired_t_test_matches_the_students_t_quantile():
     assert result["n"] == 5 and math.isclose(result["p_t"], 0.05, rel_tol=1e-6)
 
 
-def test_sign_test_is_exact_binomial():
+def test_signed_rank_test_is_exact_for_all_positive_differences():
     records = [
         {"task": "x", "depth": 1, "seed": s, "model": m, "acc": v}
         for s in range(6)
         for m, v in (("g", 1.0 + s), ("u", 0.0))
     ]
     result = paired_comparison(records, "acc", "g", "u")
-    assert result["wins"] == 6 and math.isclose(result["p_sign"], 2 / 2**6)
+    assert result["wins"] == 6 and math.isclose(result["p_wilcoxon"], 2 / 2**6)
 
 
 def test_pearson_correlation_and_its_p_value():

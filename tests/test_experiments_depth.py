@@ -9,6 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from curvlab.curvature import gaussian_curvature
 from curvlab.experiments import depth
 
 TINY = {
@@ -260,3 +261,65 @@ def test_reproduction_checks_read_paired_comparisons():
         verdict({"a": 1})
     with pytest.raises(ValueError, match="alpha"):
         higher_than_baseline(significant, alpha=1.5)
+
+
+def test_median_of_selects_by_fields_and_refuses_an_empty_selection():
+    rows = [{"phase": p, "depth": 1, "v": v} for p, v in (("a", 1.0), ("a", 3.0), ("b", 9.0))]
+    assert depth.median_of(rows, "v", phase="a") == 2.0
+    with pytest.raises(ValueError, match="no record"):
+        depth.median_of(rows, "v", phase="c")
+
+
+def test_drawn_structured_layers_are_nondegenerate_and_reproducible():
+    for seed in range(10):
+        keys, values, gate = depth.draw_structured_layer(seed)
+        ridge = [keys[0][0] - keys[1][0], keys[0][1] - keys[1][1]]
+        assert values[0] != values[1]
+        assert gate[0] * ridge[1] != gate[1] * ridge[0]
+        assert depth.draw_structured_layer(seed) == (keys, values, gate)
+    with pytest.raises(ValueError, match="seed"):
+        depth.draw_structured_layer(-1)
+
+
+def test_graph_law_equals_the_engine_on_the_structured_stack():
+    layer = depth.draw_structured_layer(0)
+    phi = depth.structured_increment(layer)
+    points = 0.6 * torch.rand(20, 2, generator=torch.Generator().manual_seed(0)).double()
+    for L in (1, 7):
+        engine = gaussian_curvature(depth.structured_stack_map(layer, L), points)
+        law = depth.graph_law_curvature(phi, L, points)
+        assert torch.allclose(engine, law, rtol=1e-8, atol=1e-12)
+        total = depth.sheet_curvature(depth.structured_stack_map(layer, L), points_per_axis=5)
+        assert math.isclose(
+            total["curvature_total_abs"],
+            depth.graph_law_total_curvature(phi, L, points_per_axis=5),
+            rel_tol=1e-8,
+        )
+
+
+def test_graph_law_tail_is_the_limit_of_L_times_the_total_curvature():
+    phi = depth.structured_increment(depth.draw_structured_layer(1))
+    tail = depth.graph_law_tail_constant(phi, points_per_axis=6)
+    far = 1e4 * depth.graph_law_total_curvature(phi, 1e4, points_per_axis=6)
+    assert math.isclose(far, tail, rel_tol=1e-3)
+
+
+def test_alternating_unstructured_writes_cancel_to_a_flat_plane():
+    flat = depth.sheet_curvature(
+        depth.unstructured_stack_map([[0, 0, 1], [0, 0, -1]], depth.draw_structured_layer(0)),
+        points_per_axis=5,
+    )
+    assert flat["curvature_total_abs"] < 1e-12
+
+
+def test_structured_regime_study_and_its_summary():
+    rows = depth.structured_regime_study(seeds=[0], depths=[1, 2, 4, 64, 128], points_per_axis=5)
+    assert {(r["gated"], r["depth"]) for r in rows} == {
+        (g, d) for g in (False, True) for d in (1, 2, 4, 64, 128)
+    }
+    assert max(r["curvature_total_abs"] for r in rows if not r["gated"]) < 1e-12
+    (summary,) = depth.structured_growth_summary(rows)
+    assert summary["seed"] == 0 and summary["rises_first"]
+    assert -1.2 < summary["tail_exponent"] < -0.8
+    with pytest.raises(ValueError, match="gated"):
+        depth.structured_growth_summary([r for r in rows if not r["gated"]])

@@ -137,3 +137,163 @@ def test_bad_grids_raise_value_errors_that_name_the_argument():
     _, flat_axes = plt.subplots()
     with pytest.raises(ValueError, match="3-D axes"):
         plotting.plot_curvature_surface(u, v, u, u, ax=flat_axes)
+
+
+# ---------------------------------------------------------------------------------------------
+# the table of checks
+
+
+def test_check_table_records_passing_checks_with_the_rule_it_applied():
+    table = plotting.CheckTable("t")
+    table.below("a", 1e-9, 1e-8)
+    table.above("b", np.float64(3.0), 2)
+    table.between("c", torch.tensor(0.5), 0, 1)
+    table.holds("d", True, "all of them")
+    assert [row["rule"] for row in table.rows] == ["< 1e-08", "> 2", "in [0, 1]", "holds"]
+    assert all(row["outcome"] == "✓" for row in table.rows)
+    html = table._repr_html_()
+    assert html.count("<tr>") == 5 and "<caption>t</caption>" in html
+    assert str(table).splitlines()[0] == "t"
+
+
+@pytest.mark.parametrize(
+    "method, args",
+    [("below", (2.0, 1.0)), ("above", (0.0, 1.0)), ("between", (2.0, 0.0, 1.0))],
+)
+def test_a_failing_check_raises_and_is_recorded_as_failed(method, args):
+    table = plotting.CheckTable()
+    with pytest.raises(AssertionError, match="check failed: claim"):
+        getattr(table, method)("claim", *args)
+    assert table.rows[-1]["outcome"] == "✗"
+
+
+def test_check_table_rejects_a_nan_as_passing_and_non_numbers():
+    table = plotting.CheckTable()
+    with pytest.raises(AssertionError):
+        table.below("nan is not small", float("nan"), 1.0)
+    with pytest.raises(TypeError, match="real number"):
+        table.below("a string", "1", 1.0)
+    with pytest.raises(TypeError, match="bool"):
+        table.holds("a number is not a condition", 1)
+    with pytest.raises(AssertionError):
+        table.holds("false", False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Part II figures
+
+
+def _claims():
+    return [
+        {"claim": "E1", "effect": 0.4, "ci_low": 0.1, "ci_high": 0.7, "verdict": "supported"},
+        {"claim": "E2", "effect": -0.1, "ci_low": -0.3, "ci_high": 0.2, "verdict": "inconclusive"},
+        {"claim": "E3", "effect": -0.5, "ci_low": -0.8, "ci_high": -0.2, "verdict": "contradicted"},
+    ]
+
+
+def test_forest_plot_has_one_row_per_record_in_order_and_colours_by_the_interval():
+    fig, ax = plotting.plot_forest(_claims(), margin=0.1)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["E1", "E2", "E3"]
+    bars = [
+        line
+        for line in ax.lines
+        if len(line.get_xdata()) == 2 and line.get_ydata()[0] == line.get_ydata()[1]
+    ]
+    colors = [bar.get_color() for bar in bars]
+    assert colors == [plotting.COLORS["gated"], "#777777", plotting.COLORS["ungated"]]
+    verdicts = [t.get_text() for t in ax.texts]
+    assert verdicts == ["supported", "inconclusive", "contradicted"]
+
+
+def test_forest_plot_rejects_an_effect_outside_its_interval():
+    bad = [{"claim": "E1", "effect": 1.0, "ci_low": 0.1, "ci_high": 0.7}]
+    with pytest.raises(ValueError, match="ci_low <= effect <= ci_high"):
+        plotting.plot_forest(bad)
+    with pytest.raises(ValueError, match="lacks"):
+        plotting.plot_forest([{"claim": "E1", "effect": 0.0}])
+    with pytest.raises(ValueError, match="margin"):
+        plotting.plot_forest(_claims(), margin=-1)
+
+
+def test_linear_fit_band_matches_scipy_and_contains_the_fit():
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=40)
+    y = 0.3 * x + rng.normal(scale=0.5, size=40)
+    band = plotting.linear_fit_band(x, y)
+    reference = stats.linregress(x, y)
+    assert np.isclose(band["slope"], reference.slope) and np.isclose(
+        band["intercept"], reference.intercept
+    )
+    assert np.all(band["low"] < band["fit"]) and np.all(band["fit"] < band["high"])
+    # at the mean of x the half-width is t * s / sqrt(n)
+    s = np.sqrt(((y - reference.intercept - reference.slope * x) ** 2).sum() / 38)
+    at_mean = plotting.linear_fit_band(x, y, grid=[x.mean()])
+    half = float(at_mean["high"][0] - at_mean["fit"][0])
+    assert np.isclose(half, stats.t.ppf(0.975, 38) * s / np.sqrt(40))
+
+
+@settings(max_examples=20, deadline=None)
+@given(slope=st.floats(-5, 5), intercept=st.floats(-5, 5))
+def test_linear_fit_band_recovers_an_exact_line_with_zero_width(slope, intercept):
+    x = np.linspace(-1, 1, 7)
+    band = plotting.linear_fit_band(x, intercept + slope * x)
+    assert np.isclose(band["slope"], slope, atol=1e-9)
+    assert np.allclose(band["high"] - band["low"], 0, atol=1e-7)
+
+
+def test_linear_fit_band_rejects_too_few_or_constant_x():
+    with pytest.raises(ValueError, match="at least 3"):
+        plotting.linear_fit_band([1, 1, 1], [0, 1, 2])
+    with pytest.raises(ValueError, match="same length"):
+        plotting.linear_fit_band([1, 2, 3], [0, 1])
+
+
+def test_curvature_accuracy_plot_skips_missing_values_and_colours_by_model():
+    rows = [
+        {"model": m, "log_curvature": float(i), "test_accuracy": 0.6 + 0.02 * i}
+        for i, m in enumerate(["gated_headwise", "ungated"] * 3)
+    ]
+    rows.append({"model": "ungated", "log_curvature": None, "test_accuracy": 0.5})
+    fig, ax, band = plotting.plot_curvature_accuracy(rows)
+    assert np.isclose(band["slope"], 0.02)
+    colors = {c.get_label(): c.get_facecolor()[0][:3] for c in ax.collections[:2]}
+    assert np.allclose(colors["ungated"], matplotlib.colors.to_rgb(plotting.COLORS["ungated"]))
+    assert np.allclose(colors["gated_headwise"], matplotlib.colors.to_rgb(plotting.COLORS["gated"]))
+
+
+def test_decision_boundaries_draw_the_half_probability_line_of_each_model():
+    points = np.array([[0.5, 0.5], [-0.5, -0.5]])
+    models = {"ungated": lambda p: p[:, 0], "gated": torch.nn.Linear(2, 1).double()}
+    models["gated"] = lambda p, layer=models["gated"]: layer(p.double()).squeeze(-1)
+    fig, axes = plotting.plot_decision_boundaries(models, points, [1, 0], resolution=25)
+    assert [ax.get_title() for ax in axes] == ["ungated", "gated"]
+    boundary = [c for c in axes[0].collections if isinstance(c, ContourSet) and c.levels[0] == 0.5]
+    assert boundary, "the σ = 1/2 contour of a linear classifier crossing the square"
+    with pytest.raises(ValueError, match="one entry per point"):
+        plotting.plot_decision_boundaries(models, points, [1, 0, 1])
+    with pytest.raises(TypeError, match="callables"):
+        plotting.plot_decision_boundaries({"x": 3}, points, [1, 0])
+
+
+def test_loss_curves_draw_every_run_and_one_median_per_model():
+    histories = {"ungated": [[1.0, 0.5], [0.8, 0.4], [0.9, 0.3]], "gated": [[1.0, 0.2]]}
+    fig, ax = plotting.plot_loss_curves(histories)
+    assert len(ax.lines) == 3 + 1 + 1 + 1
+    median = [line for line in ax.lines if line.get_label().startswith("ungated (median")][0]
+    assert np.allclose(median.get_ydata(), [0.9, 0.4])
+    assert ax.get_yscale() == "log"
+    with pytest.raises(ValueError, match="positive"):
+        plotting.plot_loss_curves({"gated": [[1.0, 0.0]]})
+
+
+def test_step_error_plot_leaves_a_gap_where_the_estimate_failed():
+    h = np.logspace(-6, -1, 6)
+    errors = {"float64": h**2, "float32": np.where(h < 1e-4, np.nan, h)}
+    fig, ax = plotting.plot_step_errors(h, errors, guides={"h^2": h**2}, best={"float32": 1e-2})
+    lines = {line.get_label(): line for line in ax.lines}
+    assert np.isnan(lines["float32"].get_ydata()).sum() == 2
+    assert lines["float64"].get_color() == plotting.COLORS["ungated"]
+    with pytest.raises(ValueError, match="one value per step"):
+        plotting.plot_step_errors(h, {"float64": h[:3]})

@@ -1,19 +1,21 @@
-"""Command line: run one of the book's studies and write its table of records as CSV.
+"""Command line: run one of the book's studies and write its results.
 
+    python -m curvlab reproduce --scale small --out DIR
     python -m curvlab decision --scale small --out results.csv
-    python -m curvlab depth ...        (when curvlab.experiments.depth is installed)
+    python -m curvlab depth ...
+    python -m curvlab ensemble-benchmark
 
 Subcommands (argparse):
 
-- ``decision``  :func:`curvlab.experiments.decision.decision_study`; options ``--scale``
-  (small|medium|large), ``--out`` (CSV path), ``--seeds`` (how many, 0..n−1, overriding the
-  scale), ``--epochs``, ``--tasks`` (comma-separated), ``--device``, ``--cache-dir``,
-  ``--refresh``, ``--no-progress``.
-- ``depth``  registered when the module :mod:`curvlab.experiments.depth` exists: that module's
-  optional ``add_cli_arguments(parser)`` adds its options to the common ones (``--scale``,
-  ``--out``, ``--device``, ``--cache-dir``, ``--refresh``, ``--no-progress``), and its
-  ``run_cli(args)`` runs the study and returns its records (a list of dicts), written to
-  ``--out`` when given.
+- ``reproduce``  :func:`curvlab.experiments.reproduce.reproduce`: trains every model of the
+  Part II study and writes DIR/runs.csv, DIR/claims.json, the other tables and the figures;
+  options ``--scale`` (small|medium|large), ``--out`` (directory, required), ``--device``
+  (auto|cpu|cuda), ``--seeds`` (how many), ``--epochs``, ``--tasks``, ``--cache-dir``,
+  ``--refresh``, ``--no-progress`` (otherwise a progress bar with ETA).
+- ``decision``  :func:`curvlab.experiments.decision.decision_study` (per-run loop, CSV).
+- ``depth``  :mod:`curvlab.experiments.depth`: its ``add_cli_arguments(parser)`` adds its own
+  options to the common ones, its ``run_cli(args)`` runs it and returns its records.
+- ``ensemble-benchmark``  per-seed loop against the vmap and einsum ensembles, one run.
 
 The exit status is 0 on success and 2 on a bad argument (argparse's convention), with the
 error message naming the argument.
@@ -22,8 +24,7 @@ error message naming the argument.
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
+import json
 import sys
 from collections.abc import Sequence
 
@@ -59,12 +60,6 @@ def _common_arguments(parser: argparse.ArgumentParser, scales: Sequence[str]) ->
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
-def _depth_module():
-    if importlib.util.find_spec("curvlab.experiments.depth") is None:
-        return None
-    return importlib.import_module("curvlab.experiments.depth")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with one subcommand per available study.
 
@@ -87,13 +82,64 @@ def build_parser() -> argparse.ArgumentParser:
     decision.add_argument(
         "--tasks", type=_task_list, default=None, help="comma-separated task names (default: all)"
     )
-    depth = _depth_module()
-    if depth is not None:
-        depth_parser = commands.add_parser("depth", help="curvature against depth")
-        _common_arguments(depth_parser, getattr(depth, "SCALES", SCALES))
-        if hasattr(depth, "add_cli_arguments"):
-            depth.add_cli_arguments(depth_parser)
+    from curvlab.experiments import depth
+
+    depth_parser = commands.add_parser("depth", help="curvature against depth")
+    _common_arguments(depth_parser, depth.SCALES)
+    depth.add_cli_arguments(depth_parser)
+
+    from curvlab.experiments.reproduce import SCALES as REPRODUCE_SCALES
+
+    reproduce = commands.add_parser(
+        "reproduce", help="the Part II reproduction: runs.csv, claims.json and figures"
+    )
+    reproduce.add_argument("--scale", choices=list(REPRODUCE_SCALES), default="small")
+    reproduce.add_argument("--out", required=True, help="directory to write the results into")
+    reproduce.add_argument(
+        "--device", choices=["auto", "cpu", "cuda"], default="auto", help="auto: cuda if present"
+    )
+    reproduce.add_argument("--seeds", type=_positive_int, default=None, help="number of seeds")
+    reproduce.add_argument("--epochs", type=_positive_int, default=None, help="training epochs")
+    reproduce.add_argument("--tasks", type=_task_list, default=None, help="comma-separated")
+    reproduce.add_argument("--cache-dir", default=None, help="cache directory ($CURVLAB_CACHE)")
+    reproduce.add_argument("--refresh", action="store_true", help="recompute cached runs")
+    reproduce.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    bench = commands.add_parser(
+        "ensemble-benchmark", help="per-seed loop vs vmap and einsum ensembles"
+    )
+    bench.add_argument("--seeds", type=_positive_int, default=20)
+    bench.add_argument("--d-model", type=_positive_int, default=4)
+    bench.add_argument("--epochs", type=_positive_int, default=100)
     return parser
+
+
+def _run_reproduce(args) -> None:
+    from curvlab.experiments.reproduce import reproduce
+
+    overrides = {}
+    if args.epochs is not None:
+        overrides["epochs"] = args.epochs
+    if args.tasks is not None:
+        overrides["tasks"] = args.tasks
+    result = reproduce(
+        args.scale,
+        args.out,
+        device=args.device,
+        seeds=args.seeds,
+        progress=not args.no_progress,
+        directory=args.cache_dir,
+        refresh=args.refresh,
+        **overrides,
+    )
+    for claim in result["claims"]:
+        print(
+            f"{claim['claim']:>14} {claim['verdict']:>12}  effect {claim['effect']:+.4g} "
+            f"[{claim['ci_low']:+.4g}, {claim['ci_high']:+.4g}]  p {claim['p']:.3g}  "
+            f"mde80 {claim['mde_80']:.3g}",
+            file=sys.stderr,
+        )
+    print(f"wrote {args.out} in {result['seconds']:.1f} s", file=sys.stderr)
 
 
 def _run_decision(args) -> list[dict]:
@@ -123,10 +169,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.command == "reproduce":
+            _run_reproduce(args)
+            return 0
+        if args.command == "ensemble-benchmark":
+            from curvlab.experiments.ensemble import benchmark_ensemble
+
+            result = benchmark_ensemble(seeds=args.seeds, d_model=args.d_model, epochs=args.epochs)
+            print(json.dumps(result, indent=1))
+            return 0
         if args.command == "decision":
             records = _run_decision(args)
         else:
-            records = _depth_module().run_cli(args)
+            from curvlab.experiments import depth
+
+            records = depth.run_cli(args)
     except ValueError as error:
         parser.error(str(error))
     if args.out is not None:

@@ -4,15 +4,18 @@ The file, top to bottom (one concept per class; shapes as comments, B batch, T t
 nh heads, hs head size, d model width):
 
 - :class:`SoftmaxSelfAttention`  ungated multi-head attention, Y = softmax(QKᵀ/√hs) V, then
-  the output projection W_O.  Y = Σ_s α_ts V_s is affine in the attention weights.
+  the output projection W_O.  Y = Σ_s α_ts V_s is affine in the attention weights.  Its inner
+  width (of Q, K, V and Y) is ``d_attn``, by default ``d_model``; the width-matched ungated
+  model raises it until its parameter count matches the elementwise gate's
+  (:func:`matched_width`).
 - :class:`GatedSelfAttention`  Qiu et al.'s G1 gate: Y' = Y ⊙ σ(X W_θ + b_θ) right after the
   attention and before W_O, X the (pre-norm) hidden state the Q/K/V projections read.
   ``gate="headwise"``: W_θ ∈ ℝ^{d×nh}, one scalar per head broadcast over its hs channels;
   ``gate="elementwise"``: W_θ ∈ ℝ^{d×d}, one gate per channel.
 - :class:`AdditiveSelfAttention`  the controls for "the gate helps": Y' = Y + φ(X W_θ + b_θ)
   with the elementwise gate's parameters, but added, not multiplied.  φ = tanh is the plain
-  (non-multiplicative) nonlinearity ablation; φ = identity is the parameter-matched ungated
-  model (an extra linear of exactly the elementwise gate's parameter count).
+  (non-multiplicative) nonlinearity ablation; φ = identity (an extra affine term, which adds
+  parameters but no capacity, since the tokens are already affine in x) is kept for tests.
 - :class:`AttentionBlock`  pre-norm block h ↦ h + A(N(h)), residual and LayerNorm N optional.
 - :class:`ReadWriteBlock`  the structured regime's layer: reads the first r coordinates, writes
   only into the other d − r, always residual: h ↦ h + (0, A(h_read)).
@@ -54,24 +57,27 @@ __all__ = [
     "ReadWriteBlock",
     "SoftmaxSelfAttention",
     "build_classifier",
+    "matched_width",
     "parameter_count",
     "representation_map",
 ]
 
 VARIANTS: tuple[str, ...] = (
     "ungated",
+    "ungated_wide",
     "gated_headwise",
     "gated_elementwise",
     "ablation",
-    "ungated_matched",
 )
 """The model variants of the book's studies:
 
 - ``ungated``: :class:`SoftmaxSelfAttention`;
+- ``ungated_wide``: :class:`SoftmaxSelfAttention` with the inner width d_attn of
+  :func:`matched_width`, so its parameter count is the nearest an ungated layer gets to the
+  elementwise-gated one (capacity matched, not just a count padded with an affine term);
 - ``gated_headwise``, ``gated_elementwise``: :class:`GatedSelfAttention` (G1 position);
-- ``ablation``: :class:`AdditiveSelfAttention` with φ = tanh, Y' = Y + tanh(XW_θ + b_θ);
-- ``ungated_matched``: :class:`AdditiveSelfAttention` with φ = identity, Y' = Y + XW_θ + b_θ,
-  the same parameter count as ``gated_elementwise`` and ``ablation``.
+- ``ablation``: :class:`AdditiveSelfAttention` with φ = tanh, Y' = Y + tanh(XW_θ + b_θ), the
+  parameters of ``gated_elementwise`` with the nonlinearity added instead of multiplied.
 """
 
 
@@ -94,15 +100,17 @@ class SoftmaxSelfAttention(nn.Module):
     torch.Size([3, 5, 8])
     """
 
-    def __init__(self, d_model: int, n_heads: int = 2, *, d_in=None, d_out=None):
+    def __init__(self, d_model: int, n_heads: int = 2, *, d_in=None, d_out=None, d_attn=None):
         super().__init__()
         _check_int("d_model", d_model)
         _check_int("n_heads", n_heads)
-        if d_model % n_heads:
-            raise ValueError(f"n_heads: must divide d_model = {d_model}, got {n_heads}")
-        self.d_model, self.n_heads, self.head_size = d_model, n_heads, d_model // n_heads
         self.d_in = d_model if d_in is None else _check_int("d_in", d_in)
         self.d_out = d_model if d_out is None else _check_int("d_out", d_out)
+        d_model = d_model if d_attn is None else _check_int("d_attn", d_attn)
+        if d_model % n_heads:
+            raise ValueError(f"n_heads: must divide the inner width {d_model}, got {n_heads}")
+        # d_model is the inner width from here on (Q, K, V, Y); d_in/d_out are the outer ones
+        self.d_model, self.n_heads, self.head_size = d_model, n_heads, d_model // n_heads
         self.query_key_value = nn.Linear(self.d_in, 3 * d_model)
         self.output = nn.Linear(d_model, self.d_out)
 
@@ -273,15 +281,40 @@ class AttentionClassifier(nn.Module):
         return self.readout(self.representation(points, -1)).squeeze(-1)  # (B,)
 
 
+def _attention_parameters(d_in: int, d_attn: int, d_out: int, gate: int = 0) -> int:
+    """Parameters of one attention layer: QKV, W_O, and a gate of ``gate`` outputs."""
+    return (d_in + 1) * 3 * d_attn + (d_attn + 1) * d_out + (d_in + 1) * gate
+
+
+def matched_width(d_model: int, n_heads: int = 2, *, d_in=None, d_out=None) -> int:
+    """The inner width d_attn ≥ d_model (a multiple of ``n_heads``) whose ungated layer has
+    the parameter count nearest the elementwise-gated layer of width ``d_model``.
+
+    Ungated: 3 d_attn (d_in + 1) + d_out (d_attn + 1); gated adds d_model (d_in + 1).
+
+    >>> matched_width(4, 1), matched_width(16, 2)
+    (5, 20)
+    """
+    _check_int("d_model", d_model)
+    _check_int("n_heads", n_heads)
+    d_in = d_model if d_in is None else d_in
+    d_out = d_model if d_out is None else d_out
+    target = _attention_parameters(d_in, d_model, d_out, gate=d_model)
+    widths = range(d_model, 4 * d_model + n_heads + 1)
+    widths = [w for w in widths if w % n_heads == 0]
+    return min(widths, key=lambda w: (abs(_attention_parameters(d_in, w, d_out) - target), w))
+
+
 def _attention(variant: str, d_model: int, n_heads: int, **widths) -> SoftmaxSelfAttention:
     if variant == "ungated":
         return SoftmaxSelfAttention(d_model, n_heads, **widths)
+    if variant == "ungated_wide":
+        d_attn = matched_width(d_model, n_heads, **widths)
+        return SoftmaxSelfAttention(d_model, n_heads, d_attn=d_attn, **widths)
     if variant in ("gated_headwise", "gated_elementwise"):
         return GatedSelfAttention(d_model, n_heads, gate=variant.removeprefix("gated_"), **widths)
     if variant == "ablation":
         return AdditiveSelfAttention(d_model, n_heads, nonlinearity="tanh", **widths)
-    if variant == "ungated_matched":
-        return AdditiveSelfAttention(d_model, n_heads, nonlinearity="identity", **widths)
     raise ValueError(f"variant: expected one of {VARIANTS}, got {variant!r}")
 
 

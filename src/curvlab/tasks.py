@@ -7,7 +7,10 @@ the square [-1, 1]², labels y ∈ {0, 1}.  Two kinds:
   ``half_plane`` (x uniform in the square, y = [wᵀx + b > 0]) and ``blobs`` (two isotropic
   Gaussians, equal covariance, so the optimal boundary is the bisecting line);
 - nonlinear tasks: ``circles`` (y = [|x| < r]), ``xor`` (y = [x₁x₂ > 0]), ``moons`` (two
-  interleaved half-circles) and ``spirals`` (two interleaved Archimedean spirals).
+  interleaved half-circles) and ``spirals`` (two interleaved Archimedean spirals, 1.5 turns);
+- hard, capacity-limiting tasks (:data:`HARD_TASKS`, also nonlinear): ``spirals3`` (the
+  spirals wound three full turns, arms 1/6 of the radius apart) and ``checkerboard`` (a 4×4
+  board on the square, y = [(⌊2(x₁+1)⌋ + ⌊2(x₂+1)⌋) odd]).
 
 After labelling, Gaussian jitter of standard deviation ``noise`` is added to the coordinates
 (labels are kept), so the classes overlap near the boundary.  :func:`make_task` draws
@@ -35,6 +38,7 @@ import torch
 from torch import nn
 
 __all__ = [
+    "HARD_TASKS",
     "LINEAR_TASKS",
     "NONLINEAR_TASKS",
     "TASKS",
@@ -47,8 +51,11 @@ __all__ = [
 LINEAR_TASKS: tuple[str, ...] = ("half_plane", "blobs")
 """Tasks whose optimal decision boundary is a straight line (the controls)."""
 
-NONLINEAR_TASKS: tuple[str, ...] = ("circles", "xor", "moons", "spirals")
-"""Tasks whose optimal decision boundary is curved or not connected."""
+HARD_TASKS: tuple[str, ...] = ("spirals3", "checkerboard")
+"""Capacity-limiting nonlinear tasks: a small model cannot fit them, a larger one can."""
+
+NONLINEAR_TASKS: tuple[str, ...] = ("circles", "xor", "moons", "spirals", *HARD_TASKS)
+"""Tasks whose optimal decision boundary is curved or not connected (the hard ones last)."""
 
 TASKS: tuple[str, ...] = LINEAR_TASKS + NONLINEAR_TASKS
 """All task names, linear controls first."""
@@ -101,12 +108,26 @@ def _moons(n, generator):
     return (x - torch.tensor([0.5, 0.25], dtype=torch.float64)) / 1.25, y
 
 
-def _spirals(n, generator):
+def _spiral_arms(n, generator, turns: float):
     y = _balanced_labels(n, generator)
     t = torch.sqrt(torch.rand(n, generator=generator, dtype=torch.float64))  # denser outside
-    angle = 3 * math.pi * t + math.pi * y.to(torch.float64)
+    angle = 2 * math.pi * turns * t + math.pi * y.to(torch.float64)
     radius = 0.95 * t
     return torch.stack([radius * torch.cos(angle), radius * torch.sin(angle)], dim=1), y
+
+
+def _spirals(n, generator):
+    return _spiral_arms(n, generator, turns=1.5)
+
+
+def _spirals3(n, generator):
+    return _spiral_arms(n, generator, turns=3.0)
+
+
+def _checkerboard(n, generator):
+    x = _uniform_square(n, generator)
+    cells = torch.floor(2 * (x + 1)).clamp(max=3).long()  # (n, 2) cell indices 0..3
+    return x, ((cells[:, 0] + cells[:, 1]) % 2).long()
 
 
 _GENERATORS = {
@@ -116,6 +137,8 @@ _GENERATORS = {
     "xor": _xor,
     "moons": _moons,
     "spirals": _spirals,
+    "spirals3": _spirals3,
+    "checkerboard": _checkerboard,
 }
 
 

@@ -21,9 +21,11 @@ own: the paper's experimental settings are not known.  :data:`SCALES` holds thre
 (:mod:`curvlab.experiments.cache`) under its configuration and the source of the modules it
 uses, so a rebuild reuses it and a change of code recomputes it.
 
-Statistics over seeds (pure Python, no SciPy): :func:`summarize` (mean ± sample std),
-:func:`paired_comparison` (paired t-test and exact sign test between two variants over matched
-task/depth/seed), :func:`pearson_correlation` (r, n and the two-sided p of t = r√((n−2)/(1−r²))).
+Statistics (:mod:`curvlab.stats`, scipy): :func:`summarize` (mean ± sample std),
+:func:`paired_comparison` (paired t interval and Wilcoxon signed-rank test between two variants
+over matched task/depth/seed), :func:`pearson_correlation` (``scipy.stats.pearsonr``).  The
+Part II reproduction proper, with seeds as the unit, lives in
+:mod:`curvlab.experiments.reproduce`.
 """
 
 from __future__ import annotations
@@ -34,8 +36,10 @@ import time
 from collections.abc import Iterable, Sequence
 
 import torch
+from scipy import stats as scipy_stats
 from tqdm.auto import tqdm
 
+from curvlab import stats
 from curvlab.attention import (
     VARIANTS,
     AttentionClassifier,
@@ -43,9 +47,8 @@ from curvlab.attention import (
     parameter_count,
     representation_map,
 )
-from curvlab.curvature import gaussian_curvature, immersion_mask, metric
 from curvlab.experiments.cache import cached
-from curvlab.measures import quadrature_grid, surface_measures_from_grid
+from curvlab.measures import sheet_measures
 from curvlab.tasks import LINEAR_TASKS, TASKS, make_task
 from curvlab.training import evaluate, fit, resolve_device
 
@@ -196,23 +199,18 @@ def representation_curvature(
     """
     f = representation_map(model, layer)
     device = next(model.parameters()).device
-    nodes, weights = quadrature_grid(patch, points_per_axis, rule="midpoint")
-    nodes, weights = nodes.reshape(-1, 2).to(device), weights.reshape(-1).to(device)
-    good = immersion_mask(f, nodes)
-    stats = {"curvature_nodes": int(good.sum()), "non_immersed_nodes": int((~good).sum())}
-    if not good.any():
-        return {**stats, **dict.fromkeys((*CURVATURE_METRICS, "area"))}
-    nodes, weights = nodes[good], weights[good]
-    K = gaussian_curvature(f, nodes)  # (n,)
-    volume_element = torch.sqrt(torch.linalg.det(metric(f, nodes)))  # (n,)
-    measures = surface_measures_from_grid(K, volume_element, weights)
+    sheet = sheet_measures(f, patch, points_per_axis, rule="midpoint", device=device)
+    stats = {
+        "curvature_nodes": sheet.immersed_nodes,
+        "non_immersed_nodes": sheet.non_immersed_nodes,
+    }
     return {
         **stats,
-        "curvature_total_abs": measures.total_absolute_curvature,
-        "curvature_dimensionless": measures.dimensionless_curvature,
-        "curvature_positive_fraction": measures.positive_fraction,
-        "curvature_mean_abs": float(K.abs().mean()),
-        "area": measures.area,
+        "curvature_total_abs": sheet.total_absolute_curvature,
+        "curvature_dimensionless": sheet.dimensionless_curvature,
+        "curvature_positive_fraction": sheet.positive_fraction,
+        "curvature_mean_abs": sheet.mean_abs_curvature,
+        "area": sheet.area,
     }
 
 
@@ -366,54 +364,6 @@ def summarize(
     return rows
 
 
-def _continued_fraction(a: float, b: float, x: float) -> float:
-    """Lentz's continued fraction for the regularized incomplete beta (Numerical Recipes)."""
-    tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1)
-    d = 1 / (d if abs(d) > tiny else tiny)
-    result = d
-    for m in range(1, 500):
-        for numerator in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1 + numerator * d
-            d = 1 / (d if abs(d) > tiny else tiny)
-            c = 1 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            result *= c * d
-        if abs(c * d - 1) < 1e-15:
-            break
-    return result
-
-
-def _incomplete_beta(a: float, b: float, x: float) -> float:
-    """I_x(a, b), the regularized incomplete beta function."""
-    if x <= 0 or x >= 1:
-        return 0.0 if x <= 0 else 1.0
-    log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    if x < (a + 1) / (a + b + 2):
-        return math.exp(log_front) * _continued_fraction(a, b, x) / a
-    return 1 - math.exp(log_front) * _continued_fraction(b, a, 1 - x) / b
-
-
-def _student_t_two_sided(t: float, df: float) -> float:
-    """P(|T| ≥ |t|) for Student's t with ``df`` degrees of freedom."""
-    if math.isinf(t):
-        return 0.0
-    return _incomplete_beta(df / 2, 0.5, df / (df + t * t))
-
-
-def _sign_test(wins: int, losses: int) -> float:
-    """Exact two-sided binomial sign test on the nonzero differences."""
-    n = wins + losses
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n
-    return min(1.0, 2 * tail)
-
-
 def paired_comparison(
     records: Iterable[dict],
     metric: str,
@@ -447,11 +397,13 @@ def paired_comparison(
         if record["model"] in (model, baseline) and record.get(metric) is not None:
             key = (record["task"], record["depth"], record["seed"])
             index.setdefault(key, {})[record["model"]] = record[metric]
-    differences = [v[model] - v[baseline] for v in index.values() if len(v) == 2]
-    n = len(differences)
+    pairs = [(v[model], v[baseline]) for v in index.values() if len(v) == 2]
+    n = len(pairs)
     if n < 2:
         raise ValueError(f"records: need at least 2 matched pairs of {model!r} and {baseline!r}")
-    mean, std = statistics.fmean(differences), statistics.stdev(differences)
+    result = stats.paired_difference([a for a, _ in pairs], [b for _, b in pairs])
+    differences = [a - b for a, b in pairs]
+    mean, std = result["effect"], result["sd"]
     if std == 0:
         t = 0.0 if mean == 0 else math.copysign(math.inf, mean)
     else:
@@ -465,12 +417,14 @@ def paired_comparison(
         "n": n,
         "mean_difference": mean,
         "std_difference": std,
+        "ci_low": result["ci_low"],
+        "ci_high": result["ci_high"],
         "t": t,
-        "p_t": 1.0 if t == 0 else _student_t_two_sided(t, n - 1),
+        "p_t": result["p"],
         "wins": wins,
         "losses": losses,
         "ties": n - wins - losses,
-        "p_sign": _sign_test(wins, losses),
+        "p_wilcoxon": result["p_wilcoxon"],
     }
 
 
@@ -486,10 +440,8 @@ def pearson_correlation(x: Sequence[float], y: Sequence[float]) -> dict:
         raise ValueError(f"x, y: expected equal lengths >= 3, got {len(x)} and {len(y)}")
     if statistics.pstdev(x) == 0 or statistics.pstdev(y) == 0:
         raise ValueError("x, y: a constant sample has no correlation")
-    r = statistics.correlation(x, y)
-    n = len(x)
-    t = math.inf if abs(r) >= 1 else r * math.sqrt((n - 2) / (1 - r * r))
-    return {"r": r, "n": n, "p": _student_t_two_sided(t, n - 2)}
+    result = scipy_stats.pearsonr(x, y)
+    return {"r": float(result.statistic), "n": len(x), "p": float(result.pvalue)}
 
 
 def predict_grid(model: AttentionClassifier, extent=(-1.5, 1.5), points_per_axis: int = 100):

@@ -1,0 +1,371 @@
+"""Statistics for claims over seeds: paired intervals, power, equivalence, Holm, correlations.
+
+The independent unit is the seed: a comparison of model A with baseline B pairs the runs of
+one seed, d_s = m_A(s) − m_B(s), s = 1..n.  Everything here rests on ``scipy.stats``.
+
+- :func:`paired_difference`  mean d̄, sample sd s_d, the 95% t interval
+  d̄ ± t_{0.975, n−1} s_d/√n, the paired t-test p, the Wilcoxon signed-rank p, Cohen's
+  d_z = d̄ / s_d, and the minimum detectable effect at 80% power (:func:`minimum_detectable_effect`).
+- :func:`equivalence_test`  two one-sided paired t-tests (TOST) against a margin Δ fixed in
+  advance: p = max(p₋, p₊) for H₀: d̄ ≤ −Δ and H₀: d̄ ≥ +Δ; equivalent when p < α, i.e. when
+  the 90% interval lies inside (−Δ, Δ).
+- :func:`holm`  Holm's step-down adjustment of a family of p-values.
+- :func:`directional_verdict`, :func:`equivalence_verdict`  the verdict rules, and
+  :func:`verdict_follows`, which re-derives a verdict from a claim record's own numbers.
+- :func:`correlation`  Pearson r (Fisher-z 95% interval) and Spearman ρ (Fisher-z interval
+  with the Bonett-Wright variance 1.06/(n−3)), optionally within groups (group means removed).
+- :func:`bootstrap_interval`  a BCa bootstrap interval of a statistic (``scipy.stats.bootstrap``).
+
+Verdict rule for a directional claim "A > B" at level α (default 0.05), with p Holm-adjusted
+over the family of claims tested together::
+
+    supported      ci_low > 0 and p < α
+    contradicted   ci_high < 0 and p < α
+    inconclusive   otherwise (reported with mde_80, the smallest effect the study could see)
+
+For a "no advantage" claim (equivalence within ±Δ)::
+
+    supported      TOST p < α (the 90% interval inside (−Δ, Δ))
+    contradicted   ci_low > Δ or ci_high < −Δ (the 95% interval entirely outside the margin)
+    inconclusive   otherwise
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from scipy import optimize, stats
+
+__all__ = [
+    "VERDICTS",
+    "bootstrap_interval",
+    "correlation",
+    "directional_verdict",
+    "equivalence_test",
+    "equivalence_verdict",
+    "holm",
+    "minimum_detectable_effect",
+    "paired_difference",
+    "verdict_follows",
+]
+
+VERDICTS: tuple[str, ...] = ("supported", "contradicted", "inconclusive")
+"""The possible verdicts of an empirical claim."""
+
+
+def _check_alpha(alpha) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
+        raise ValueError(f"alpha: expected a level in (0, 1), got {alpha!r}")
+    return float(alpha)
+
+
+def _sample(name: str, values, minimum: int = 2) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name}: expected a sequence of numbers, got {values!r}") from error
+    if array.ndim != 1 or array.size < minimum:
+        raise ValueError(f"{name}: expected a 1-D sample of at least {minimum} numbers")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name}: expected finite numbers (found NaN or inf)")
+    return array
+
+
+def minimum_detectable_effect(
+    n: int, sd: float, *, alpha: float = 0.05, power: float = 0.8
+) -> float:
+    """The smallest mean difference a two-sided paired t-test of n pairs detects with ``power``.
+
+    Solves P(|T′| > t_{1−α/2, n−1}) = power for the noncentral t T′ with n − 1 degrees of
+    freedom and noncentrality δ√n / s_d; returns δ (in the units of the differences).
+
+    >>> round(minimum_detectable_effect(20, 1.0), 3)
+    0.66
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise ValueError(f"n: expected an integer >= 2, got {n!r}")
+    if not (isinstance(sd, int | float) and math.isfinite(sd) and sd >= 0):
+        raise ValueError(f"sd: expected a finite number >= 0, got {sd!r}")
+    alpha = _check_alpha(alpha)
+    if not 0 < power < 1:
+        raise ValueError(f"power: expected a probability in (0, 1), got {power!r}")
+    if sd == 0:
+        return 0.0
+    df = n - 1
+    critical = stats.t.ppf(1 - alpha / 2, df)
+
+    def shortfall(effect_size: float) -> float:
+        nc = effect_size * math.sqrt(n)
+        achieved = stats.nct.sf(critical, df, nc) + stats.nct.cdf(-critical, df, nc)
+        if not math.isfinite(achieved):  # scipy's nct fails far in the tail, where power ≈ 1
+            achieved = 1.0
+        return achieved - power
+
+    upper = 2 * (critical + 2) / math.sqrt(n)
+    while shortfall(upper) < 0:  # widen until the power at the upper end exceeds the target
+        upper *= 2
+    effect_size = optimize.brentq(shortfall, 0.0, upper)
+    return float(effect_size * sd)
+
+
+def paired_difference(a, b, *, alpha: float = 0.05) -> dict:
+    """Paired comparison of samples ``a`` and ``b`` (a[i] and b[i] from the same seed).
+
+    Returns n, effect (mean of d = a − b), sd, ci_low/ci_high (the 1 − α t interval), p (paired
+    t-test, two-sided), p_wilcoxon (signed-rank, two-sided; None when every d is 0), d_z and
+    mde_80.
+
+    >>> r = paired_difference([1.2, 1.0, 1.5, 1.3], [1.0, 0.9, 1.1, 1.0])
+    >>> round(r["effect"], 3), r["ci_low"] > 0, r["n"]
+    (0.25, True, 4)
+    """
+    a, b = _sample("a", a), _sample("b", b)
+    if a.shape != b.shape:
+        raise ValueError(f"a, b: expected paired samples of equal length, got {a.size}, {b.size}")
+    alpha = _check_alpha(alpha)
+    d = a - b
+    n, mean, sd = d.size, float(d.mean()), float(d.std(ddof=1))
+    if sd == 0:
+        low = high = mean
+        p = 1.0 if mean == 0 else 0.0
+    else:
+        half = stats.t.ppf(1 - alpha / 2, n - 1) * sd / math.sqrt(n)
+        low, high = mean - half, mean + half
+        p = float(stats.ttest_1samp(d, 0.0).pvalue)
+    p_wilcoxon = None if not d.any() else float(stats.wilcoxon(d).pvalue)
+    return {
+        "n": int(n),
+        "effect": mean,
+        "sd": sd,
+        "ci_low": float(low),
+        "ci_high": float(high),
+        "p": p,
+        "p_wilcoxon": p_wilcoxon,
+        "d_z": (mean / sd) if sd > 0 else None,
+        "mde_80": minimum_detectable_effect(int(n), sd, alpha=alpha),
+    }
+
+
+def equivalence_test(a, b, margin: float, *, alpha: float = 0.05) -> dict:
+    """TOST of |mean(a − b)| < ``margin`` (paired): p = max of the two one-sided t-test p.
+
+    Returns the :func:`paired_difference` record plus ``margin``, ``p_tost``, the 1 − 2α
+    interval (``tost_low``, ``tost_high``) and ``equivalent`` (p_tost < α).
+
+    >>> r = equivalence_test([0.90, 0.91, 0.90, 0.92], [0.90, 0.90, 0.91, 0.91], 0.02)
+    >>> r["equivalent"], r["p_tost"] < 0.05
+    (True, True)
+    """
+    if not (isinstance(margin, int | float) and math.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin: expected a finite number > 0, got {margin!r}")
+    record = paired_difference(a, b, alpha=alpha)
+    d = _sample("a", a) - _sample("b", b)
+    n, sd = record["n"], record["sd"]
+    if sd == 0:
+        p_tost = 0.0 if abs(record["effect"]) < margin else 1.0
+        low = high = record["effect"]
+    else:
+        p_lower = stats.ttest_1samp(d, -margin, alternative="greater").pvalue
+        p_upper = stats.ttest_1samp(d, margin, alternative="less").pvalue
+        p_tost = float(max(p_lower, p_upper))
+        half = stats.t.ppf(1 - alpha, n - 1) * sd / math.sqrt(n)
+        low, high = record["effect"] - half, record["effect"] + half
+    return {
+        **record,
+        "margin": float(margin),
+        "p_tost": p_tost,
+        "tost_low": float(low),
+        "tost_high": float(high),
+        "equivalent": bool(p_tost < alpha),
+    }
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the input order (monotone, capped at 1).
+
+    p̃_(i) = max_{j ≤ i} min(1, (m − j + 1) p_(j)) for the sorted p_(1) ≤ … ≤ p_(m).
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    p = _sample("p_values", p_values, minimum=1)
+    if ((p < 0) | (p > 1)).any():
+        raise ValueError("p_values: expected probabilities in [0, 1]")
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    adjusted = np.empty(m)
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[index]))
+        adjusted[index] = running
+    return [round(float(v), 15) for v in adjusted]
+
+
+def directional_verdict(ci_low: float, ci_high: float, p: float, *, alpha: float = 0.05) -> str:
+    """The verdict of "effect > 0" from its interval and its (adjusted) p (module docstring).
+
+    >>> directional_verdict(0.1, 0.5, 0.001), directional_verdict(-0.1, 0.5, 0.3)
+    ('supported', 'inconclusive')
+    """
+    alpha = _check_alpha(alpha)
+    if not ci_low <= ci_high:
+        raise ValueError(f"ci_low, ci_high: expected ci_low <= ci_high, got {ci_low}, {ci_high}")
+    if ci_low > 0 and p < alpha:
+        return "supported"
+    if ci_high < 0 and p < alpha:
+        return "contradicted"
+    return "inconclusive"
+
+
+def equivalence_verdict(
+    p_tost: float, ci_low: float, ci_high: float, margin: float, *, alpha: float = 0.05
+) -> str:
+    """The verdict of "no difference beyond ±margin" (module docstring).
+
+    >>> equivalence_verdict(0.01, -0.004, 0.006, 0.01), equivalence_verdict(0.4, 0.02, 0.05, 0.01)
+    ('supported', 'contradicted')
+    """
+    alpha = _check_alpha(alpha)
+    if p_tost < alpha:
+        return "supported"
+    if ci_low > margin or ci_high < -margin:
+        return "contradicted"
+    return "inconclusive"
+
+
+def verdict_follows(record: Mapping, *, alpha: float = 0.05) -> bool:
+    """True when a claim record's ``verdict`` is the one its own numbers give by the rule.
+
+    A record with a ``margin`` (not None) is an equivalence claim: ``p`` is its TOST p and
+    ``ci_low``/``ci_high`` its 1 − 2α interval; otherwise a directional one.  Both are judged
+    on ``ci_low``, ``ci_high`` and ``p`` (as reported, e.g. Holm-adjusted).
+
+    >>> verdict_follows({"ci_low": 0.1, "ci_high": 0.3, "p": 0.01, "verdict": "supported"})
+    True
+    >>> verdict_follows({"ci_low": -0.1, "ci_high": 0.3, "p": 0.2, "verdict": "supported"})
+    False
+    """
+    if record.get("verdict") not in VERDICTS:
+        raise ValueError(
+            f"record: verdict must be one of {VERDICTS}, got {record.get('verdict')!r}"
+        )
+    if record.get("margin") is not None:
+        expected = equivalence_verdict(
+            record["p"], record["ci_low"], record["ci_high"], record["margin"], alpha=alpha
+        )
+    else:
+        expected = directional_verdict(
+            record["ci_low"], record["ci_high"], record["p"], alpha=alpha
+        )
+    return expected == record["verdict"]
+
+
+def _fisher_interval(r: float, se: float, alpha: float) -> tuple[float, float]:
+    if abs(r) >= 1:
+        return r, r
+    z, half = math.atanh(r), stats.norm.ppf(1 - alpha / 2) * se
+    return math.tanh(z - half), math.tanh(z + half)
+
+
+def _demean(values: np.ndarray, groups) -> np.ndarray:
+    labels = np.asarray(groups)
+    out = values.copy()
+    for label in np.unique(labels):
+        mask = labels == label
+        out[mask] -= values[mask].mean()
+    return out
+
+
+def correlation(x, y, *, groups=None, alpha: float = 0.05) -> dict:
+    """Pearson and Spearman correlation of x and y with 1 − α intervals.
+
+    With ``groups`` (one label per point) each group's mean is removed from x and y first
+    (Spearman: from the within-group ranks), so only within-group variation counts, and the
+    degrees of freedom drop by the number of groups g: n_eff = n − g + 1.
+
+    Pearson: ``scipy.stats.pearsonr`` (p from t with n_eff − 2 df), interval tanh(atanh r ±
+    z_{1−α/2}/√(n_eff − 3)).  Spearman: ``scipy.stats.spearmanr``, interval with the
+    Bonett-Wright standard error √(1.06/(n_eff − 3)).
+
+    >>> c = correlation([1, 2, 3, 4, 5, 6], [1.1, 1.9, 3.2, 3.9, 5.1, 6.2])
+    >>> c["pearson_r"] > 0.99, c["pearson_ci_low"] > 0.9, c["n"]
+    (True, True, 6)
+    """
+    x, y = _sample("x", x, minimum=4), _sample("y", y, minimum=4)
+    if x.shape != y.shape:
+        raise ValueError(f"x, y: expected equal lengths, got {x.size} and {y.size}")
+    alpha = _check_alpha(alpha)
+    g = 1
+    if groups is not None:
+        groups = list(groups)
+        if len(groups) != x.size:
+            raise ValueError(f"groups: expected {x.size} labels, got {len(groups)}")
+        g = len(set(groups))
+        x_ranks = np.asarray(_within_ranks(x, groups))
+        y_ranks = np.asarray(_within_ranks(y, groups))
+        xs, ys = _demean(x_ranks, groups), _demean(y_ranks, groups)
+        x, y = _demean(x, groups), _demean(y, groups)
+    else:
+        xs, ys = stats.rankdata(x), stats.rankdata(y)
+    n_eff = x.size - g + 1
+    if n_eff < 4:
+        raise ValueError(f"x, y: need at least 4 points beyond the groups, got n_eff = {n_eff}")
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        raise ValueError("x, y: a constant sample has no correlation")
+    r = float(np.corrcoef(x, y)[0, 1])
+    rho = float(np.corrcoef(xs, ys)[0, 1])
+
+    def p_value(value: float) -> float:
+        if abs(value) >= 1:
+            return 0.0
+        t = value * math.sqrt((n_eff - 2) / (1 - value * value))
+        return float(2 * stats.t.sf(abs(t), n_eff - 2))
+
+    p_low, p_high = _fisher_interval(r, 1 / math.sqrt(n_eff - 3), alpha)
+    s_low, s_high = _fisher_interval(rho, math.sqrt(1.06 / (n_eff - 3)), alpha)
+    return {
+        "n": int(x.size),
+        "groups": g,
+        "pearson_r": r,
+        "pearson_ci_low": p_low,
+        "pearson_ci_high": p_high,
+        "pearson_p": p_value(r),
+        "spearman_rho": rho,
+        "spearman_ci_low": s_low,
+        "spearman_ci_high": s_high,
+        "spearman_p": p_value(rho),
+    }
+
+
+def _within_ranks(values: np.ndarray, groups: list) -> list[float]:
+    labels = np.asarray(groups)
+    ranks = np.empty(values.size)
+    for label in np.unique(labels):
+        mask = labels == label
+        ranks[mask] = stats.rankdata(values[mask])
+    return list(ranks)
+
+
+def bootstrap_interval(
+    data, statistic=np.mean, *, alpha: float = 0.05, resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
+    """BCa bootstrap interval (1 − α) of ``statistic`` over a 1-D sample, seeded.
+
+    >>> low, high = bootstrap_interval([0.1, 0.3, 0.2, 0.4, 0.25, 0.35], resamples=500)
+    >>> low < 0.27 < high
+    True
+    """
+    sample = _sample("data", data, minimum=3)
+    alpha = _check_alpha(alpha)
+    result = stats.bootstrap(
+        (sample,),
+        statistic,
+        confidence_level=1 - alpha,
+        n_resamples=resamples,
+        method="BCa",
+        rng=np.random.default_rng(seed),
+    )
+    interval = result.confidence_interval
+    return float(interval.low), float(interval.high)

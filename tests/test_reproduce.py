@@ -1,0 +1,211 @@
+"""The Part II pipeline: ensembles equal the loop, the measures are right, the files complete."""
+
+import copy
+import csv
+import json
+import math
+
+import pytest
+import torch
+
+from curvlab import stats
+from curvlab.attention import VARIANTS, build_classifier, representation_map
+from curvlab.curvature import gaussian_curvature
+from curvlab.experiments.ensemble import (
+    ensemble_jets,
+    ensemble_logits,
+    plateau,
+    stack,
+    train_ensemble,
+    train_loop,
+)
+from curvlab.experiments.measures import (
+    data_region_grid,
+    direction_measures,
+    finite_difference_rho,
+    sheet_from_jets,
+)
+from curvlab.experiments.reproduce import CLAIM_FIELDS, RUN_COLUMNS, reproduce
+from curvlab.tasks import make_task
+
+SMALL = {"d_model": 4, "n_heads": 1, "n_tokens": 2}
+
+
+def _members(variant, seeds=(0, 1, 2)):
+    models = [build_classifier(variant, seed=s, **SMALL).double() for s in seeds]
+    tasks = [make_task("moons", n_train=48, n_test=8, seed=s) for s in seeds]
+    points = torch.stack([t.train_points for t in tasks])
+    labels = torch.stack([t.train_labels for t in tasks]).double()
+    return models, points, labels
+
+
+CASES = [(v, "einsum") for v in VARIANTS] + [(v, "vmap") for v in VARIANTS[-2:]]
+
+
+@pytest.mark.parametrize(("variant", "backend"), CASES)
+def test_ensemble_training_equals_the_per_seed_loop_in_float64(variant, backend):
+    models, points, labels = _members(variant)
+    ens = stack(copy.deepcopy(models))
+    fitted = train_ensemble(ens, points, labels, epochs=15, learning_rate=0.05, backend=backend)
+    loop = copy.deepcopy(models)
+    records = train_loop(loop, points, labels, epochs=15, learning_rate=0.05, device="cpu")
+    for e, model in enumerate(loop):
+        for name, parameter in model.named_parameters():
+            assert torch.allclose(ens.params[name][e], parameter, atol=1e-5, rtol=0)
+        assert math.isclose(fitted["train_loss"][e], records[e]["train_loss"], abs_tol=1e-5)
+    moved = sum((ens.params[n][0] - p).abs().sum() for n, p in models[0].named_parameters())
+    assert moved > 1e-3  # the comparison is of trained weights, not of the initial ones
+
+
+def test_ensemble_forward_equals_each_member_module():
+    models, points, _ = _members("gated_headwise")
+    ens = stack(models)
+    with torch.no_grad():
+        expected = torch.stack([m(x) for m, x in zip(models, points, strict=True)])
+        assert torch.allclose(ensemble_logits(ens, points), expected, atol=1e-12)
+    with pytest.raises(ValueError, match="one shape"):
+        stack([models[0], build_classifier("ungated", **SMALL).double()])
+
+
+def test_jets_give_the_core_gaussian_curvature_of_each_member():
+    models, _, _ = _members("gated_elementwise")
+    ens = stack(models)
+    nodes = (
+        2 * torch.rand(3, 6, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0)) - 1
+    )
+    J, H = ensemble_jets(ens, nodes)
+    sheet = sheet_from_jets(J, H, torch.ones(3, 6, dtype=torch.float64))
+    for e, model in enumerate(models):
+        K = gaussian_curvature(representation_map(model), nodes[e])
+        assert torch.allclose(sheet["K"][e], K, atol=1e-10, rtol=1e-6)
+
+
+def test_batched_sheet_measure_equals_the_core_sheet_measure_over_the_data_region():
+    from curvlab.measures import sheet_measures
+
+    models, points, _ = _members("gated_elementwise")
+    ens = stack(models)
+    nodes, weights = data_region_grid(points, 6)
+    J, H = ensemble_jets(ens, nodes)
+    sheet = sheet_from_jets(J, H, weights)
+    for e, model in enumerate(models):
+        low, high = points[e].amin(0), points[e].amax(0)
+        patch = ((float(low[0]), float(high[0])), (float(low[1]), float(high[1])))
+        near = set(map(tuple, nodes[e][weights[e] > 0].tolist()))
+
+        def region(grid, near=near):
+            return torch.tensor([tuple(p) in near for p in grid.tolist()])
+
+        core = sheet_measures(representation_map(model), patch, 6, region=region)
+        assert math.isclose(
+            core.total_absolute_curvature, float(sheet["total_abs"][e]), rel_tol=1e-6
+        )
+        assert math.isclose(core.area, float(sheet["area"][e]), rel_tol=1e-6)
+
+
+def _cylinder_jets(radius, points):
+    """Exact jets of (u, v) ↦ (R cos(u/R), R sin(u/R), v): K = 0, normal curvature 1/R along u."""
+    u = points[..., 0] / radius
+    J = torch.zeros(*points.shape[:-1], 3, 2, dtype=torch.float64)
+    J[..., 0, 0], J[..., 1, 0], J[..., 2, 1] = -torch.sin(u), torch.cos(u), 1.0
+    H = torch.zeros(*points.shape[:-1], 3, 2, 2, dtype=torch.float64)
+    H[..., 0, 0, 0], H[..., 1, 0, 0] = -torch.cos(u) / radius, -torch.sin(u) / radius
+    return J, H
+
+
+def test_measures_on_closed_form_surfaces():
+    points = torch.rand(1, 5, 2, dtype=torch.float64)
+    J, H = _cylinder_jets(2.0, points)
+    sheet = sheet_from_jets(J, H, torch.full((1, 5), 0.1, dtype=torch.float64))
+    assert torch.allclose(sheet["total_abs"], torch.zeros(1, dtype=torch.float64), atol=1e-14)
+    along_u = torch.tensor([1.0, 0.0], dtype=torch.float64).expand(1, 5, 1, 2)
+    along_v = torch.tensor([0.0, 1.0], dtype=torch.float64).expand(1, 5, 1, 2)
+    bent = direction_measures(J, H, along_u)
+    assert torch.allclose(bent["rho_normal"], torch.full((1, 5, 1), 0.25, dtype=torch.float64))
+    assert torch.allclose(direction_measures(J, H, along_v)["rho"], torch.zeros(1, 5, 1).double())
+
+    def sphere(x):  # the unit sphere as a graph near the pole, K = 1
+        return torch.stack([x[..., 0], x[..., 1], torch.sqrt(1 - (x**2).sum(-1))], dim=-1)
+
+    x = torch.zeros(1, 2, dtype=torch.float64)
+    assert math.isclose(gaussian_curvature(sphere, x).item(), 1.0, rel_tol=1e-9)
+    u = torch.tensor([[0.6, 0.8]], dtype=torch.float64)
+    for h in (1e-2, 1e-3, 1e-4):  # ρ_h/h → ‖H[u,u]‖/(2‖Ju‖) = 1/2 at the pole
+        assert math.isclose(finite_difference_rho(sphere, x, u, h).item(), 0.5, rel_tol=1e-4)
+
+
+def test_finite_difference_rho_is_stable_in_h_and_tends_to_the_autograd_limit():
+    models, points, labels = _members("gated_elementwise")
+    ens = stack(models)
+    train_ensemble(ens, points, labels, epochs=30, learning_rate=0.05)
+    x = points[:, :8]
+    directions = torch.nn.functional.normalize(
+        torch.randn(3, 8, 1, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1)),
+        dim=-1,
+    )
+    J, H = ensemble_jets(ens, x)
+    limit = direction_measures(J, H, directions)["rho"][0, :, 0]
+    member = representation_map(ens.member(0))
+
+    def batched(p):
+        return torch.stack([member(q) for q in p])
+
+    for h in (1e-3, 1e-4):
+        fd = finite_difference_rho(batched, x[0], directions[0, :, 0], h)
+        assert torch.allclose(fd, limit, rtol=1e-4, atol=1e-8)
+
+
+def test_data_region_weights_only_cells_near_the_data():
+    task = make_task("spirals3", n_train=200, n_test=1, seed=0)
+    nodes, weights = data_region_grid(task.train_points[None], 12)
+    assert nodes.shape == (1, 144, 2)
+    assert 0 < int((weights > 0).sum()) <= 144
+    far = torch.cdist(nodes[0], task.train_points).amin(1) > 0.5
+    assert not (weights[0][far] > 0).any()
+
+
+def test_plateau_criterion():
+    assert plateau([1.0, 0.5, 0.5, 0.5, 0.5])[0]
+    assert not plateau([1.0, 0.9, 0.8, 0.7, 0.6])[0]
+    assert plateau([1.0, 0.5, 1e-4, 5e-5, 1e-5])[0]  # fitted: below the loss floor
+
+
+@pytest.mark.slow
+def test_tiny_reproduction_writes_complete_consistent_files(tmp_path):
+    result = reproduce(
+        "small",
+        tmp_path / "out",
+        seeds=4,
+        epochs=6,
+        tasks=["blobs", "half_plane", "xor", "circles"],
+        directory=tmp_path / "cache",
+        progress=False,
+        device="cpu",
+    )
+    out = tmp_path / "out"
+    with (out / "runs.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 4 * 4 * len(VARIANTS)
+    assert tuple(rows[0]) == RUN_COLUMNS
+    assert {r["converged"] for r in rows} <= {"True", "False"}
+    claims = json.loads((out / "claims.json").read_text())
+    assert claims and claims == result["claims"]
+    for claim in claims:
+        assert tuple(claim)[: len(CLAIM_FIELDS)] == CLAIM_FIELDS
+        assert claim["n_seeds"] == 4
+        assert claim["ci_low"] <= claim["effect"] <= claim["ci_high"]
+        assert stats.verdict_follows(claim)
+    assert {c["claim"] for c in claims} >= {"E1-sheet", "E1-proxy", "E2", "E2-linear", "E3"}
+    for name in ("forest.png", "loss_curves.png", "curvature_accuracy.png", "meta.json"):
+        assert (out / name).stat().st_size > 0
+    again = reproduce(
+        "small",
+        tmp_path / "again",
+        seeds=4,
+        epochs=6,
+        tasks=["blobs", "half_plane", "xor", "circles"],
+        directory=tmp_path / "cache",
+        progress=False,
+        device="cpu",
+    )
+    assert again["claims"] == claims  # cached runs, same numbers

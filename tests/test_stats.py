@@ -1,0 +1,98 @@
+"""curvlab.stats: paired intervals, power, TOST, Holm, verdict rules, correlations."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as scipy_stats
+
+from curvlab import stats
+
+
+def test_paired_interval_matches_scipy_ttest_rel_and_covers_the_mean():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(1, 1, 20), rng.normal(0.5, 1, 20)
+    r = stats.paired_difference(a, b)
+    reference = scipy_stats.ttest_rel(a, b)
+    ci = reference.confidence_interval()
+    assert math.isclose(r["p"], reference.pvalue, rel_tol=1e-12)
+    assert math.isclose(r["ci_low"], ci.low) and math.isclose(r["ci_high"], ci.high)
+    assert math.isclose(r["d_z"], np.mean(a - b) / np.std(a - b, ddof=1))
+
+
+def test_minimum_detectable_effect_has_80_percent_power_by_simulation():
+    n, sd = 20, 2.0
+    mde = stats.minimum_detectable_effect(n, sd)
+    rng = np.random.default_rng(1)
+    samples = rng.normal(mde, sd, size=(4000, n))
+    power = np.mean(scipy_stats.ttest_1samp(samples, 0.0, axis=1).pvalue < 0.05)
+    assert abs(power - 0.8) < 0.03
+    assert stats.minimum_detectable_effect(80, sd) < mde  # more seeds see smaller effects
+
+
+def test_tost_equivalence_iff_90_percent_interval_inside_margin():
+    rng = np.random.default_rng(2)
+    for shift in (0.0, 0.005, 0.02):
+        a = rng.normal(0.9 + shift, 0.005, 20)
+        b = rng.normal(0.9, 0.005, 20)
+        r = stats.equivalence_test(a, b, 0.01)
+        inside = -0.01 < r["tost_low"] and r["tost_high"] < 0.01
+        assert r["equivalent"] == inside
+
+
+def test_holm_matches_the_step_down_definition():
+    assert stats.holm([0.01, 0.04, 0.03]) == [0.03, 0.06, 0.06]
+    assert stats.holm([0.5]) == [0.5]
+    with pytest.raises(ValueError, match="p_values"):
+        stats.holm([1.5])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-1, 1), st.floats(0, 1), st.floats(0, 1), st.sampled_from(stats.VERDICTS))
+def test_verdict_follows_accepts_exactly_the_rule(low, width, p, claimed):
+    record = {"ci_low": low, "ci_high": low + width, "p": p, "verdict": claimed}
+    expected = stats.directional_verdict(low, low + width, p)
+    assert stats.verdict_follows(record) == (claimed == expected)
+    if expected == "supported":
+        assert low > 0 and p < 0.05
+
+
+def test_within_group_correlation_removes_a_between_group_confound():
+    rng = np.random.default_rng(3)
+    groups = np.repeat(np.arange(4), 30)
+    # between groups x and y move together; within groups they are anti-correlated
+    x = groups + rng.normal(0, 0.3, groups.size)
+    y = groups - (x - groups) + rng.normal(0, 0.1, groups.size)
+    pooled = stats.correlation(x, y)
+    within = stats.correlation(x, y, groups=list(groups))
+    assert pooled["pearson_r"] > 0.5
+    assert within["pearson_ci_high"] < 0 and within["spearman_ci_high"] < 0
+    assert within["pearson_ci_low"] <= within["pearson_r"] <= within["pearson_ci_high"]
+
+
+def test_pooled_pearson_matches_scipy():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=30)
+    y = x + rng.normal(size=30)
+    r = stats.correlation(x, y)
+    assert math.isclose(r["pearson_r"], scipy_stats.pearsonr(x, y).statistic, rel_tol=1e-12)
+    assert math.isclose(r["pearson_p"], scipy_stats.pearsonr(x, y).pvalue, rel_tol=1e-8)
+    assert math.isclose(r["spearman_rho"], scipy_stats.spearmanr(x, y).statistic, rel_tol=1e-12)
+
+
+def test_bootstrap_interval_covers_the_mean():
+    low, high = stats.bootstrap_interval(np.arange(20.0), resamples=500)
+    assert low < 9.5 < high
+
+
+def test_bad_input_names_the_argument():
+    with pytest.raises(ValueError, match="a, b"):
+        stats.paired_difference([1, 2, 3], [1, 2])
+    with pytest.raises(ValueError, match="margin"):
+        stats.equivalence_test([1, 2], [1, 2], -1)
+    with pytest.raises(ValueError, match="alpha"):
+        stats.paired_difference([1, 2], [0, 1], alpha=2)
+    with pytest.raises(ValueError, match="a"):
+        stats.paired_difference([1, float("nan")], [0, 1])
