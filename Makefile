@@ -135,7 +135,7 @@ CLASSROOM_OUT := artifacts/classroom
 STUDENT_SRC := _build/student-src
 STUDENT_SITE := _build/student/_build/html
 
-.PHONY: editions grade-demo test-classroom book-student test-browser-student
+.PHONY: editions grade-demo test-classroom book-student
 
 editions: $(STAMP)
 	$(BIN)/python -m curvlab.classroom student --all --out editions
@@ -158,9 +158,6 @@ $(STUDENT_SITE)/index.html: $(STAMP) $(BOOK_SOURCES) $(VENDOR_STAMP)
 	touch $@
 
 book-student: $(STUDENT_SITE)/index.html
-
-test-browser-student: book-student
-	$(BIN)/python -m pytest tests/test_site_student.py
 
 test-classroom: $(STAMP)
 	$(BIN)/python -m pytest --doctest-modules src/curvlab/classroom tests/test_classroom.py \

@@ -57,7 +57,8 @@ def _exercise_markdown(chapter: Chapter, segment: markup.Segment) -> str:
     return f"#### Exercise: {exercise.title}\n\n*`{label}` · {worth}.*\n\n{exercise.statement}\n"
 
 
-def _markdown_without_solutions(chapter: Chapter, role: CellRole) -> str:
+def markdown_without_solutions(chapter: Chapter, role: CellRole) -> str:
+    """The markdown of one cell with every solution segment removed (student editions, site)."""
     kept = []
     for segment, inside in zip(role.segments, role.in_solution, strict=True):
         if inside or segment.kind in ("solution", "solution-start", "solution-end"):
@@ -132,7 +133,7 @@ def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
     given = 0
     for index, (cell, role) in enumerate(zip(chapter.notebook.cells, chapter.roles, strict=True)):
         if cell.cell_type == "markdown":
-            text = _markdown_without_solutions(chapter, role) if role.segments else cell.source
+            text = markdown_without_solutions(chapter, role) if role.segments else cell.source
             if text.strip():
                 cells.append(_new_cell("markdown", text, cell.metadata))
         elif role.role == "solution":

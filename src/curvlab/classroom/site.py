@@ -19,7 +19,7 @@ import nbformat
 import yaml
 
 from .chapter import ChapterFormatError, read_chapter
-from .editions import _markdown_without_solutions
+from .editions import markdown_without_solutions
 
 
 def student_markdown(path: str | Path) -> str:
@@ -38,7 +38,7 @@ def student_markdown(path: str | Path) -> str:
         if role.role in ("solution", "solution-extra") or index in hidden:
             continue
         if cell.cell_type == "markdown" and role.segments:
-            text = _markdown_without_solutions(chapter, role)
+            text = markdown_without_solutions(chapter, role)
             if text.strip():
                 notebook.cells.append(nbformat.v4.new_markdown_cell(text, metadata=cell.metadata))
             continue
