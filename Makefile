@@ -105,7 +105,8 @@ test-fast: require-python $(STAMP)
 #                      headless Chromium
 #                      (Debian chromium; screenshots in artifacts/screenshots/)
 test-browser: require-chromium book book-student
-	$(BIN)/python -m pytest tests/test_site.py tests/test_site_student.py -m browser
+	$(BIN)/python -m pytest tests/test_site.py -m browser
+	$(BIN)/python -m pytest tests/test_site_student.py -m browser
 
 #   make bench         the curvature-engine benchmark (vmap against a Python loop)
 bench: $(STAMP)

@@ -114,13 +114,14 @@ def sandbox_command(workdir: Path, token: str, argv: list[str]) -> list[str]:
             command += ["--symlink", os.readlink(target), str(target)]
         elif target.is_dir():
             command += ["--ro-bind", str(target), str(target)]
+    # The private /tmp comes before the read-only roots: a checkout under /tmp stays visible.
+    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     roots = _read_only_roots()
     parents = sorted({str(p) for root in [*roots, HOME] for p in Path(root).parents} - {"/"})
     for parent in parents:  # folders bwrap would otherwise create unreadable (mode 0700)
         command += ["--perms", "0755", "--dir", parent]
     for root in roots:
         command += ["--ro-bind", root, root]
-    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     command += ["--bind", str(workdir), HOME, "--chdir", HOME]
     for key, value in environment(token).items():
         command += ["--setenv", key, value]
