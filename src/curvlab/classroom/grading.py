@@ -179,9 +179,7 @@ def build_plan(bundle: Bundle, notebook: nbformat.NotebookNode, result: Submissi
         if cell.cell_type != "code":
             continue
         role, meta = _role(cell)
-        label = markup.answer_label(cell.source)
-        if role == "answer" and isinstance(meta.get("exercise"), str):
-            label = meta["exercise"]
+        label = _answer_label(cell)
         if label is not None and any(ex.label == label for ex in bundle.exercises):
             answers.setdefault(label, []).append(cell.source)
             anchor = f"answer:{label}"
@@ -234,13 +232,18 @@ def _answer_sources(notebook, bundle: Bundle) -> dict[str, list[str]]:
     for cell in notebook.cells:
         if cell.cell_type != "code":
             continue
-        role, meta = _role(cell)
-        label = markup.answer_label(cell.source)
-        if role == "answer" and isinstance(meta.get("exercise"), str):
-            label = meta["exercise"]
+        label = _answer_label(cell)
         if label is not None:
             found.setdefault(label, []).append(cell.source)
     return found
+
+
+def _answer_label(cell) -> str | None:
+    """The exercise a code cell answers: its metadata's ``exercise`` or its answer marker."""
+    role, meta = _role(cell)
+    if role == "answer" and isinstance(meta.get("exercise"), str):
+        return meta["exercise"]
+    return markup.answer_label(cell.source)
 
 
 def _flag_copies(bundle: Bundle, notebook, plan: Plan, result: SubmissionResult) -> None:

@@ -48,6 +48,7 @@ from curvlab.attention import (
     representation_map,
 )
 from curvlab.experiments.cache import cached
+from curvlab.experiments.reproduce import study_config
 from curvlab.measures import sheet_measures
 from curvlab.tasks import LINEAR_TASKS, TASKS, make_task
 from curvlab.training import evaluate, fit, resolve_device
@@ -152,29 +153,7 @@ def decision_config(scale: str = "small", **overrides) -> dict:
     >>> config["seeds"], config["depths"]
     ([0, 1], [1])
     """
-    if scale not in SCALES:
-        raise ValueError(f"scale: expected one of {tuple(SCALES)}, got {scale!r}")
-    config = {
-        key: (list(value) if isinstance(value, list) else value)
-        for key, value in SCALES[scale].items()
-    }
-    unknown = sorted(set(overrides) - set(config))
-    if unknown:
-        raise ValueError(f"{unknown[0]}: not a setting of the decision study ({sorted(config)})")
-    config.update({k: list(v) if isinstance(v, tuple) else v for k, v in overrides.items()})
-    for name in _SWEPT:
-        if not isinstance(config[name], list) or not config[name]:
-            raise ValueError(f"{name}: expected a nonempty list, got {config[name]!r}")
-    for task in config["tasks"]:
-        if task not in TASKS:
-            raise ValueError(f"tasks: expected names from {TASKS}, got {task!r}")
-    for model in config["models"]:
-        if model not in VARIANTS:
-            raise ValueError(f"models: expected names from {VARIANTS}, got {model!r}")
-    for name in ("depths", "seeds"):
-        for value in config[name]:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name}: expected nonnegative integers, got {value!r}")
+    config = study_config(SCALES, scale, overrides)
     if isinstance(config["grid"], bool) or not isinstance(config["grid"], int):
         raise ValueError(f"grid: expected an integer >= 2, got {config['grid']!r}")
     if config["grid"] < 2:

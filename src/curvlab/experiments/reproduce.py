@@ -204,9 +204,19 @@ def reproduce_config(scale: str = "small", **overrides) -> dict:
     >>> c["seeds"], c["depths"], len(c["tasks"])
     ([0, 1], [1], 8)
     """
-    if scale not in SCALES:
-        raise ValueError(f"scale: expected one of {tuple(SCALES)}, got {scale!r}")
-    config = json.loads(json.dumps(SCALES[scale]))
+    return study_config(SCALES, scale, overrides)
+
+
+def study_config(scales: dict, scale: str, overrides: dict) -> dict:
+    """``scales[scale]`` with ``overrides`` applied and the swept lists checked.
+
+    Shared by the studies of :mod:`curvlab.experiments`: unknown keys, empty or non-list
+    ``tasks``/``models``/``depths``/``seeds``, unknown task or model names and negative or
+    non-integer depths and seeds are refused with a ``ValueError`` naming the setting.
+    """
+    if scale not in scales:
+        raise ValueError(f"scale: expected one of {tuple(scales)}, got {scale!r}")
+    config = json.loads(json.dumps(scales[scale]))
     unknown = sorted(set(overrides) - set(config))
     if unknown:
         raise ValueError(f"{unknown[0]}: not a setting of the study ({sorted(config)})")
