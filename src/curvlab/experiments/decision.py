@@ -48,7 +48,7 @@ from curvlab.attention import (
     representation_map,
 )
 from curvlab.experiments.cache import cached
-from curvlab.experiments.reproduce import study_config
+from curvlab.experiments.config import study_config
 from curvlab.measures import sheet_measures
 from curvlab.tasks import LINEAR_TASKS, TASKS, make_task
 from curvlab.training import evaluate, fit, resolve_device
@@ -153,11 +153,8 @@ def decision_config(scale: str = "small", **overrides) -> dict:
     >>> config["seeds"], config["depths"]
     ([0, 1], [1])
     """
-    config = study_config(SCALES, scale, overrides)
-    if isinstance(config["grid"], bool) or not isinstance(config["grid"], int):
-        raise ValueError(f"grid: expected an integer >= 2, got {config['grid']!r}")
-    if config["grid"] < 2:
-        raise ValueError(f"grid: expected an integer >= 2, got {config['grid']!r}")
+    checks = {"tasks": TASKS, "models": VARIANTS, "depths": 1, "seeds": 0, "grid": 2}
+    config = study_config(SCALES, scale, overrides, checks)
     return config
 
 

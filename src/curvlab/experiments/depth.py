@@ -56,6 +56,7 @@ from tqdm.auto import tqdm
 from curvlab.attention import VARIANTS, build_classifier, representation_map
 from curvlab.experiments import write_csv
 from curvlab.experiments.cache import cached
+from curvlab.experiments.config import study_config
 from curvlab.experiments.decision import PATCH, representation_curvature
 from curvlab.measures import curve_measures, quadrature_grid, sheet_measures
 from curvlab.tasks import TASKS, make_task
@@ -205,15 +206,8 @@ SCALES: dict[str, dict] = {
 and the Poole anchor's network ``width``, ``max_depth`` and ``poole_seeds``."""
 
 _SWEPT = ("regimes", "models", "depths", "seeds")
-
-
-def _check_int_list(name: str, values, minimum: int) -> list[int]:
-    if not isinstance(values, list) or not values:
-        raise ValueError(f"{name}: expected a nonempty list of integers, got {values!r}")
-    for value in values:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise ValueError(f"{name}: expected integers >= {minimum}, got {value!r}")
-    return values
+_CHECKS = {"regimes": REGIMES, "models": VARIANTS, "task": TASKS, "grid": 2, "probe_points": 2}
+_CHECKS |= {"depths": 1, "seeds": 0, "poole_seeds": 0, "width": 3, "max_depth": 1}
 
 
 def depth_config(scale: str = "small", **overrides) -> dict:
@@ -223,30 +217,7 @@ def depth_config(scale: str = "small", **overrides) -> dict:
     >>> config["depths"], config["seeds"], config["task"]
     ([1, 2, 4, 8], [0, 1], 'circles')
     """
-    if scale not in SCALES:
-        raise ValueError(f"scale: expected one of {tuple(SCALES)}, got {scale!r}")
-    config = {k: (list(v) if isinstance(v, list) else v) for k, v in SCALES[scale].items()}
-    unknown = sorted(set(overrides) - set(config))
-    if unknown:
-        raise ValueError(f"{unknown[0]}: not a setting of the depth study ({sorted(config)})")
-    config.update({k: list(v) if isinstance(v, tuple) else v for k, v in overrides.items()})
-    for name in ("regimes", "models"):
-        if not isinstance(config[name], list) or not config[name]:
-            raise ValueError(f"{name}: expected a nonempty list, got {config[name]!r}")
-    for regime in config["regimes"]:
-        if regime not in REGIMES:
-            raise ValueError(f"regimes: expected names from {REGIMES}, got {regime!r}")
-    for model in config["models"]:
-        if model not in VARIANTS:
-            raise ValueError(f"models: expected names from {VARIANTS}, got {model!r}")
-    _check_int_list("depths", config["depths"], 1)
-    _check_int_list("seeds", config["seeds"], 0)
-    _check_int_list("poole_seeds", config["poole_seeds"], 0)
-    if config["task"] not in TASKS:
-        raise ValueError(f"task: expected one of {TASKS}, got {config['task']!r}")
-    for name, minimum in (("grid", 2), ("probe_points", 2), ("width", 3), ("max_depth", 1)):
-        _check_int_list(name, [config[name]], minimum)
-    return config
+    return study_config(SCALES, scale, overrides, _CHECKS, study="depth study")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ from curvlab import stats
 from curvlab.attention import VARIANTS, build_classifier, parameter_count
 from curvlab.experiments import write_csv
 from curvlab.experiments.cache import cached, code_version
+from curvlab.experiments.config import study_config
 from curvlab.experiments.ensemble import (
     ensemble_jets,
     evaluate_ensemble,
@@ -137,6 +138,7 @@ SCALES: dict[str, dict] = {
 """Study sizes: one run's settings plus the swept lists (tasks, models, depths, seeds)."""
 
 _SWEPT = ("tasks", "models", "depths", "seeds")
+_CHECKS = {"tasks": TASKS, "models": VARIANTS, "depths": 1, "seeds": 0, "grid": 2, "epochs": 1}
 
 ANALYSIS: dict = {
     "alpha": 0.05,
@@ -204,37 +206,7 @@ def reproduce_config(scale: str = "small", **overrides) -> dict:
     >>> c["seeds"], c["depths"], len(c["tasks"])
     ([0, 1], [1], 8)
     """
-    return study_config(SCALES, scale, overrides)
-
-
-def study_config(scales: dict, scale: str, overrides: dict) -> dict:
-    """``scales[scale]`` with ``overrides`` applied and the swept lists checked.
-
-    Shared by the studies of :mod:`curvlab.experiments`: unknown keys, empty or non-list
-    ``tasks``/``models``/``depths``/``seeds``, unknown task or model names and negative or
-    non-integer depths and seeds are refused with a ``ValueError`` naming the setting.
-    """
-    if scale not in scales:
-        raise ValueError(f"scale: expected one of {tuple(scales)}, got {scale!r}")
-    config = json.loads(json.dumps(scales[scale]))
-    unknown = sorted(set(overrides) - set(config))
-    if unknown:
-        raise ValueError(f"{unknown[0]}: not a setting of the study ({sorted(config)})")
-    config.update({k: list(v) if isinstance(v, tuple) else v for k, v in overrides.items()})
-    for name in _SWEPT:
-        if not isinstance(config[name], list) or not config[name]:
-            raise ValueError(f"{name}: expected a nonempty list, got {config[name]!r}")
-    for task in config["tasks"]:
-        if task not in TASKS:
-            raise ValueError(f"tasks: expected names from {TASKS}, got {task!r}")
-    for model in config["models"]:
-        if model not in VARIANTS:
-            raise ValueError(f"models: expected names from {VARIANTS}, got {model!r}")
-    for name in ("depths", "seeds"):
-        for value in config[name]:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name}: expected nonnegative integers, got {value!r}")
-    return config
+    return study_config(SCALES, scale, overrides, _CHECKS, study="reproduction")
 
 
 def _resolve_device(device) -> str:
