@@ -1,4 +1,5 @@
-"""The depth study: its measures, growth-law fits, Poole anchor and the structured regime."""
+"""The depth study and its companions: the sheet measures, growth-law fits, Poole anchor and
+the structured regime."""
 
 import argparse
 import csv
@@ -9,8 +10,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from curvlab.attention import build_classifier, representation_map
 from curvlab.curvature import gaussian_curvature
-from curvlab.experiments import depth
+from curvlab.experiments import depth, graph_law, growth, measures, poole
 
 TINY = {
     "depths": [1, 2],
@@ -59,7 +61,7 @@ def test_cached_depth_run_equals_fresh_run(tmp_path):
 
 def test_structured_stack_of_ridge_increments_is_flat_at_every_depth():
     for L in (1, 2, 4, 8):
-        stats = depth.sheet_curvature(_ridge_stack(L, gated=False), points_per_axis=8)
+        stats = measures.sheet_curvature(_ridge_stack(L, gated=False), points_per_axis=8)
         assert stats["non_immersed_nodes"] == 0
         assert stats["curvature_total_abs"] < 1e-12
         assert stats["curvature_positive_fraction"] == 0.0
@@ -67,7 +69,7 @@ def test_structured_stack_of_ridge_increments_is_flat_at_every_depth():
 
 def test_gated_structured_stack_total_curvature_grows_with_depth_at_small_depth():
     totals = [
-        depth.sheet_curvature(_ridge_stack(L, gated=True), points_per_axis=10)[
+        measures.sheet_curvature(_ridge_stack(L, gated=True), points_per_axis=10)[
             "curvature_total_abs"
         ]
         for L in (1, 2, 4, 8)
@@ -80,8 +82,8 @@ def test_gated_structured_stack_total_curvature_grows_with_depth_at_small_depth(
 @given(scale=st.floats(min_value=0.05, max_value=20.0))
 def test_scaling_a_map_scales_curvature_but_not_the_scale_free_measures(scale):
     f = _ridge_stack(3, gated=True)
-    base = depth.sheet_curvature(f, points_per_axis=6)
-    scaled = depth.sheet_curvature(lambda x: scale * f(x), points_per_axis=6)
+    base = measures.sheet_curvature(f, points_per_axis=6)
+    scaled = measures.sheet_curvature(lambda x: scale * f(x), points_per_axis=6)
     assert math.isclose(
         scaled["curvature_mean_abs"], base["curvature_mean_abs"] / scale**2, rel_tol=1e-8
     )
@@ -110,55 +112,55 @@ def test_grassmannian_length_is_scale_free_and_zero_for_affine_maps():
 )
 def test_power_law_fit_recovers_exponent_and_prefactor(exponent, prefactor):
     depths = [1, 2, 4, 8, 16]
-    law = depth.fit_power_law(depths, [prefactor * L**exponent for L in depths])
+    law = growth.fit_power_law(depths, [prefactor * L**exponent for L in depths])
     assert math.isclose(law["exponent"], exponent, abs_tol=1e-9)
     assert math.isclose(law["prefactor"], prefactor, rel_tol=1e-9)
     assert law["r_squared"] > 1 - 1e-9 or abs(exponent) < 1e-6
 
 
 @settings(max_examples=20, deadline=None)
-@given(growth=st.floats(min_value=0.2, max_value=5.0))
-def test_exponential_fit_recovers_growth_factor(growth):
-    law = depth.fit_exponential([1, 2, 3, 4], [3.0 * growth**L for L in (1, 2, 3, 4)])
-    assert math.isclose(law["growth_factor"], growth, rel_tol=1e-9)
+@given(factor=st.floats(min_value=0.2, max_value=5.0))
+def test_exponential_fit_recovers_growth_factor(factor):
+    law = growth.fit_exponential([1, 2, 3, 4], [3.0 * factor**L for L in (1, 2, 3, 4)])
+    assert math.isclose(law["growth_factor"], factor, rel_tol=1e-9)
     assert math.isclose(law["prefactor"], 3.0, rel_tol=1e-9)
 
 
 def test_growth_law_fits_reject_values_that_are_not_positive():
     with pytest.raises(ValueError, match="values"):
-        depth.fit_power_law([1, 2, 4], [1.0, 0.0, 2.0])
+        growth.fit_power_law([1, 2, 4], [1.0, 0.0, 2.0])
     with pytest.raises(ValueError, match="depths"):
-        depth.fit_power_law([0, 2], [1.0, 2.0])
+        growth.fit_power_law([0, 2], [1.0, 2.0])
     with pytest.raises(ValueError, match="distinct depths"):
-        depth.fit_exponential([2, 2], [1.0, 2.0])
+        growth.fit_exponential([2, 2], [1.0, 2.0])
 
 
 def test_growth_laws_mark_flat_groups_and_fit_the_others():
     records = [{"g": "flat", "depth": L, "m": 1e-15 * L} for L in (1, 2, 4)] + [
         {"g": "square", "depth": L, "m": 0.5 * L**2} for L in (1, 2, 4)
     ]
-    rows = {row["g"]: row for row in depth.growth_laws(records, "m", ["g"])}
+    rows = {row["g"]: row for row in growth.growth_laws(records, "m", ["g"])}
     assert rows["flat"]["flat"] and rows["flat"]["exponent"] is None
     assert not rows["square"]["flat"] and rows["square"]["increasing"]
     assert math.isclose(rows["square"]["exponent"], 2.0)
 
 
 def test_mean_field_chi1_separates_the_ordered_and_chaotic_phases():
-    ordered, chaotic = (depth.mean_field_chi1(*depth.POOLE_PHASES[p]) for p in depth.POOLE_PHASES)
+    ordered, chaotic = (poole.mean_field_chi1(*poole.POOLE_PHASES[p]) for p in poole.POOLE_PHASES)
     assert ordered["chi1"] < 1 < chaotic["chi1"]
-    for phase, result in zip(depth.POOLE_PHASES, (ordered, chaotic), strict=True):
-        sigma_w2, sigma_b2 = depth.POOLE_PHASES[phase]
+    for phase, result in zip(poole.POOLE_PHASES, (ordered, chaotic), strict=True):
+        sigma_w2, sigma_b2 = poole.POOLE_PHASES[phase]
         z = torch.randn(400_000, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
         q = result["q_star"]
         monte_carlo = sigma_w2 * float((torch.tanh(math.sqrt(q) * z) ** 2).mean()) + sigma_b2
         assert math.isclose(monte_carlo, q, rel_tol=5e-3)
     with pytest.raises(ValueError, match="sigma_w2"):
-        depth.mean_field_chi1(-1.0, 0.3)
+        poole.mean_field_chi1(-1.0, 0.3)
 
 
 def test_random_tanh_network_is_seeded_and_checks_its_layer():
-    a = depth.random_tanh_network(8, 3, 4.0, 0.3, seed=5)
-    b = depth.random_tanh_network(8, 3, 4.0, 0.3, seed=5)
+    a = poole.random_tanh_network(8, 3, 4.0, 0.3, seed=5)
+    b = poole.random_tanh_network(8, 3, 4.0, 0.3, seed=5)
     x = torch.linspace(-1, 1, 8, dtype=torch.float64)
     assert torch.equal(a(x, 3), b(x, 3)) and torch.equal(a(x, 0), x)
     with pytest.raises(ValueError, match="layer"):
@@ -169,7 +171,7 @@ def test_random_tanh_network_is_seeded_and_checks_its_layer():
 def test_poole_chaotic_grassmannian_length_grows_while_ordered_curvature_is_a_scale_artefact(
     tmp_path,
 ):
-    records = depth.poole_study(
+    records = poole.poole_study(
         directory=tmp_path,
         width=32,
         max_depth=6,
@@ -265,61 +267,87 @@ def test_reproduction_checks_read_paired_comparisons():
 
 def test_median_of_selects_by_fields_and_refuses_an_empty_selection():
     rows = [{"phase": p, "depth": 1, "v": v} for p, v in (("a", 1.0), ("a", 3.0), ("b", 9.0))]
-    assert depth.median_of(rows, "v", phase="a") == 2.0
+    assert growth.median_of(rows, "v", phase="a") == 2.0
     with pytest.raises(ValueError, match="no record"):
-        depth.median_of(rows, "v", phase="c")
+        growth.median_of(rows, "v", phase="c")
 
 
 def test_drawn_structured_layers_are_nondegenerate_and_reproducible():
     for seed in range(10):
-        keys, values, gate = depth.draw_structured_layer(seed)
+        keys, values, gate = graph_law.draw_structured_layer(seed)
         ridge = [keys[0][0] - keys[1][0], keys[0][1] - keys[1][1]]
         assert values[0] != values[1]
         assert gate[0] * ridge[1] != gate[1] * ridge[0]
-        assert depth.draw_structured_layer(seed) == (keys, values, gate)
+        assert graph_law.draw_structured_layer(seed) == (keys, values, gate)
     with pytest.raises(ValueError, match="seed"):
-        depth.draw_structured_layer(-1)
+        graph_law.draw_structured_layer(-1)
 
 
 def test_graph_law_equals_the_engine_on_the_structured_stack():
-    layer = depth.draw_structured_layer(0)
-    phi = depth.structured_increment(layer)
+    layer = graph_law.draw_structured_layer(0)
+    phi = graph_law.structured_increment(layer)
     points = 0.6 * torch.rand(20, 2, generator=torch.Generator().manual_seed(0)).double()
     for L in (1, 7):
-        engine = gaussian_curvature(depth.structured_stack_map(layer, L), points)
-        law = depth.graph_law_curvature(phi, L, points)
+        engine = gaussian_curvature(graph_law.structured_stack_map(layer, L), points)
+        law = graph_law.graph_law_curvature(phi, L, points)
         assert torch.allclose(engine, law, rtol=1e-8, atol=1e-12)
-        total = depth.sheet_curvature(depth.structured_stack_map(layer, L), points_per_axis=5)
+        total = measures.sheet_curvature(
+            graph_law.structured_stack_map(layer, L), points_per_axis=5
+        )
         assert math.isclose(
             total["curvature_total_abs"],
-            depth.graph_law_total_curvature(phi, L, points_per_axis=5),
+            graph_law.graph_law_total_curvature(phi, L, points_per_axis=5),
             rel_tol=1e-8,
         )
 
 
 def test_graph_law_tail_is_the_limit_of_L_times_the_total_curvature():
-    phi = depth.structured_increment(depth.draw_structured_layer(1))
-    tail = depth.graph_law_tail_constant(phi, points_per_axis=6)
-    far = 1e4 * depth.graph_law_total_curvature(phi, 1e4, points_per_axis=6)
+    phi = graph_law.structured_increment(graph_law.draw_structured_layer(1))
+    tail = graph_law.graph_law_tail_constant(phi, points_per_axis=6)
+    far = 1e4 * graph_law.graph_law_total_curvature(phi, 1e4, points_per_axis=6)
     assert math.isclose(far, tail, rel_tol=1e-3)
 
 
 def test_alternating_unstructured_writes_cancel_to_a_flat_plane():
-    flat = depth.sheet_curvature(
-        depth.unstructured_stack_map([[0, 0, 1], [0, 0, -1]], depth.draw_structured_layer(0)),
+    flat = measures.sheet_curvature(
+        graph_law.unstructured_stack_map(
+            [[0, 0, 1], [0, 0, -1]], graph_law.draw_structured_layer(0)
+        ),
         points_per_axis=5,
     )
     assert flat["curvature_total_abs"] < 1e-12
 
 
 def test_structured_regime_study_and_its_summary():
-    rows = depth.structured_regime_study(seeds=[0], depths=[1, 2, 4, 64, 128], points_per_axis=5)
+    rows = graph_law.structured_regime_study(
+        seeds=[0], depths=[1, 2, 4, 64, 128], points_per_axis=5
+    )
     assert {(r["gated"], r["depth"]) for r in rows} == {
         (g, d) for g in (False, True) for d in (1, 2, 4, 64, 128)
     }
     assert max(r["curvature_total_abs"] for r in rows if not r["gated"]) < 1e-12
-    (summary,) = depth.structured_growth_summary(rows)
+    (summary,) = graph_law.structured_growth_summary(rows)
     assert summary["seed"] == 0 and summary["rises_first"]
     assert -1.2 < summary["tail_exponent"] < -0.8
     with pytest.raises(ValueError, match="gated"):
-        depth.structured_growth_summary([r for r in rows if not r["gated"]])
+        graph_law.structured_growth_summary([r for r in rows if not r["gated"]])
+
+
+def test_representation_curvature_counts_every_node():
+    stats = measures.representation_curvature(
+        build_classifier("gated_elementwise"), points_per_axis=5
+    )
+    assert stats["curvature_nodes"] + stats["non_immersed_nodes"] == 25
+    assert stats["curvature_total_abs"] >= 0 and 0 <= stats["curvature_positive_fraction"] <= 1
+
+
+def test_representation_curvature_is_zero_on_the_flat_token_sheet():
+    model = build_classifier("ungated")
+    stats = measures.representation_curvature(model, layer=0, points_per_axis=4)
+    assert stats["curvature_total_abs"] < 1e-12 and stats["non_immersed_nodes"] == 0
+
+
+def test_representation_curvature_is_the_sheet_curvature_of_the_representation_map():
+    model = build_classifier("gated_headwise", seed=3)
+    direct = measures.sheet_curvature(representation_map(model), points_per_axis=5)
+    assert measures.representation_curvature(model, points_per_axis=5) == direct

@@ -1,7 +1,6 @@
 """Command line: run one of the book's studies and write its results.
 
     python -m curvlab reproduce --scale small --out DIR
-    python -m curvlab decision --scale small --out results.csv
     python -m curvlab depth ...
     python -m curvlab ensemble-benchmark
 
@@ -12,7 +11,6 @@ Subcommands (argparse):
   options ``--scale`` (small|medium|large), ``--out`` (directory, required), ``--device``
   (auto|cpu|cuda), ``--seeds`` (how many), ``--epochs``, ``--tasks``, ``--cache-dir``,
   ``--refresh``, ``--no-progress`` (otherwise a progress bar with ETA).
-- ``decision``  :func:`curvlab.experiments.decision.decision_study` (per-run loop, CSV).
 - ``depth``  :mod:`curvlab.experiments.depth`: its ``add_cli_arguments(parser)`` adds its own
   options to the common ones, its ``run_cli(args)`` runs it and returns its records.
 - ``ensemble-benchmark``  per-seed loop against the vmap and einsum ensembles, one run.
@@ -63,25 +61,14 @@ def _common_arguments(parser: argparse.ArgumentParser, scales: Sequence[str]) ->
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with one subcommand per available study.
 
-    >>> args = build_parser().parse_args(["decision", "--scale", "small", "--seeds", "2"])
+    >>> args = build_parser().parse_args(["depth", "--scale", "small", "--seeds", "2"])
     >>> args.command, args.scale, args.seeds
-    ('decision', 'small', 2)
+    ('depth', 'small', 2)
     """
-    from curvlab.experiments.decision import SCALES
-
     parser = argparse.ArgumentParser(
         prog="python -m curvlab", description="Run a study of the book and write its table."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="STUDY")
-    decision = commands.add_parser(
-        "decision", help="gated vs ungated attention on linear and nonlinear 2-D tasks"
-    )
-    _common_arguments(decision, SCALES)
-    decision.add_argument("--seeds", type=_positive_int, default=None, help="number of seeds")
-    decision.add_argument("--epochs", type=_positive_int, default=None, help="training epochs")
-    decision.add_argument(
-        "--tasks", type=_task_list, default=None, help="comma-separated task names (default: all)"
-    )
     from curvlab.experiments import depth
 
     depth_parser = commands.add_parser("depth", help="curvature against depth")
@@ -142,26 +129,6 @@ def _run_reproduce(args) -> None:
     print(f"wrote {args.out} in {result['seconds']:.1f} s", file=sys.stderr)
 
 
-def _run_decision(args) -> list[dict]:
-    from curvlab.experiments.decision import decision_study
-
-    overrides = {}
-    if args.seeds is not None:
-        overrides["seeds"] = list(range(args.seeds))
-    if args.epochs is not None:
-        overrides["epochs"] = args.epochs
-    if args.tasks is not None:
-        overrides["tasks"] = args.tasks
-    return decision_study(
-        args.scale,
-        directory=args.cache_dir,
-        refresh=args.refresh,
-        progress=not args.no_progress,
-        device=args.device,
-        **overrides,
-    )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default: sys.argv[1:]), run the study, write the CSV; the exit status."""
     from curvlab.experiments import write_csv
@@ -178,12 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = benchmark_ensemble(seeds=args.seeds, d_model=args.d_model, epochs=args.epochs)
             print(json.dumps(result, indent=1))
             return 0
-        if args.command == "decision":
-            records = _run_decision(args)
-        else:
-            from curvlab.experiments import depth
+        from curvlab.experiments import depth
 
-            records = depth.run_cli(args)
+        records = depth.run_cli(args)
     except ValueError as error:
         parser.error(str(error))
     if args.out is not None:

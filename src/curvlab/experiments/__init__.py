@@ -2,8 +2,13 @@
 
 - :mod:`curvlab.experiments.cache`  the on-disk JSON cache keyed by configuration and by the
   source code of the modules involved (:func:`~curvlab.experiments.cache.cached`).
-- :mod:`curvlab.experiments.decision`  gated against ungated attention on tasks with linear
-  and nonlinear decision boundaries: accuracy and representation curvature over seeds.
+- :mod:`curvlab.experiments.reproduce`  the Part II reproduction (``python -m curvlab
+  reproduce``): gated against ungated attention on linear and nonlinear tasks, over seeds.
+- :mod:`curvlab.experiments.depth`  curvature against depth of attention stacks, with
+  :mod:`~curvlab.experiments.growth` (growth-law fits), :mod:`~curvlab.experiments.graph_law`
+  (the structured regime in closed form) and :mod:`~curvlab.experiments.poole` (Poole et al.'s
+  random tanh anchor).
+- :mod:`curvlab.experiments.measures`  the curvature measures of a representation sheet.
 
 A record is a flat dict of plain values (str, int, float, None), one per run, so a list of
 records is a table: :func:`write_csv` writes it.  Submodules are imported on demand.

@@ -9,7 +9,7 @@ paired test over seeds, a fitted growth law).  The verdict is a function of the 
     (no test possible)     "unverified"        only by passing ``testable=False``
 
 so a change in the numbers changes the verdict.  :func:`higher_than_baseline` and
-:func:`no_significant_difference` turn a :func:`curvlab.experiments.decision.paired_comparison`
+:func:`no_significant_difference` turn a paired comparison (``mean_difference``, ``p_t``)
 result into a check (paired t-test, two-sided, level ``alpha``).
 """
 

@@ -26,6 +26,9 @@ from collections.abc import Callable
 
 import torch
 
+from curvlab.attention import AttentionClassifier, representation_map
+from curvlab.measures import sheet_measures
+
 __all__ = [
     "IMMERSION_TOLERANCE",
     "data_region_grid",
@@ -146,3 +149,70 @@ def data_region_grid(train_points: torch.Tensor, points_per_axis: int = 12):
     cell = steps.prod(dim=1)  # (E,)
     weights = torch.where(nearest <= radius[:, None], cell[:, None], torch.zeros_like(nearest))
     return nodes, weights
+
+
+# ---------------------------------------------------------------------------------------------
+# the sheet statistics of any surface, and of a classifier's representation sheet
+
+__all__ += ["PATCH", "SHEET_METRICS", "representation_curvature", "sheet_curvature"]
+
+PATCH: tuple[tuple[float, float], tuple[float, float]] = ((-1.0, 1.0), (-1.0, 1.0))
+"""The fixed input patch P = [-1, 1]² over which representation curvature is integrated."""
+
+SHEET_METRICS: tuple[str, ...] = (
+    "curvature_total_abs",
+    "curvature_dimensionless",
+    "curvature_positive_fraction",
+    "curvature_mean_abs",
+)
+"""The sheet statistics of :func:`sheet_curvature`, under these names in every study's records:
+∫_P |K| dA (scale-free, the headline), K̄ · A (scale-free), the share of the image area with
+K > 0, and mean |K| over P (raw, NOT scale-free)."""
+
+
+def sheet_curvature(
+    f: Callable, patch=PATCH, points_per_axis: int = 12, cov=None, *, device=None
+) -> dict:
+    """Curvature statistics of any surface f: (2,) -> (d,) over ``patch`` (midpoint grid).
+
+    One pass of :func:`curvlab.measures.sheet_measures` (Σ = ``cov``, default I), returned as a
+    flat record: the :data:`SHEET_METRICS`, ``area`` and the node counts ``curvature_nodes``
+    and ``non_immersed_nodes`` (nodes where f is not an immersion are excluded and counted, the
+    curvature entries None when no node is one).  Scaling f by c multiplies K by 1/c² and A by
+    c², so only ``curvature_mean_abs`` and ``area`` change.
+
+    >>> sphere = lambda x: 2 * torch.stack([torch.sin(x[0]) * torch.cos(x[1]),
+    ...                                     torch.sin(x[0]) * torch.sin(x[1]), torch.cos(x[0])])
+    >>> stats = sheet_curvature(sphere, [(0.5, 2.5), (0.0, 3.0)], 16)
+    >>> round(stats["curvature_mean_abs"], 12), stats["curvature_positive_fraction"]
+    (0.25, 1.0)
+    """
+    sheet = sheet_measures(f, patch, points_per_axis, cov, rule="midpoint", device=device)
+    return {
+        "curvature_nodes": sheet.immersed_nodes,
+        "non_immersed_nodes": sheet.non_immersed_nodes,
+        "curvature_total_abs": sheet.total_absolute_curvature,
+        "curvature_dimensionless": sheet.dimensionless_curvature,
+        "curvature_positive_fraction": sheet.positive_fraction,
+        "curvature_mean_abs": sheet.mean_abs_curvature,
+        "area": sheet.area,
+    }
+
+
+def representation_curvature(
+    model: AttentionClassifier, *, layer: int = -1, patch=PATCH, points_per_axis: int = 12
+) -> dict:
+    """:func:`sheet_curvature` of the sheet x ∈ ``patch`` ↦ pooled representation after ``layer``.
+
+    The map is :func:`curvlab.attention.representation_map` (Σ = I), evaluated on the model's
+    device; ``points_per_axis``² midpoint nodes.
+
+    >>> from curvlab.attention import build_classifier
+    >>> stats = representation_curvature(build_classifier("gated_headwise", seed=0),
+    ...                                  points_per_axis=4)
+    >>> stats["curvature_nodes"] + stats["non_immersed_nodes"], stats["curvature_total_abs"] > 0
+    (16, True)
+    """
+    device = next(model.parameters()).device
+    f = representation_map(model, layer)
+    return sheet_curvature(f, patch, points_per_axis, device=device)
