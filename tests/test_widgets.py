@@ -145,3 +145,18 @@ def test_animation_is_a_self_contained_player_with_one_frame_per_slope():
     assert html.count("data:image/png;base64") == 3
     assert "<script" in html and 'type="range"' in html  # the slider
     assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', html), "loads from outside the page"
+
+
+def test_every_function_reads_one_gate_settings():
+    settings = widgets.GateSettings((1.0, -0.5), 0.25, temperature=2.0)
+    x = torch.tensor([0.3, -0.7], dtype=torch.float64)
+    direct = widgets.gated_attention_map((1.0, -0.5), 0.25, temperature=2.0)(x)
+    assert torch.equal(settings.attention_map()(x), direct)
+    surface = widgets.attention_surface((1.0, -0.5), 0.25, temperature=2.0, resolution=3)
+    assert np.allclose(surface.points[1, 1], settings.attention_map()(torch.zeros(2)).numpy())
+    with pytest.raises(ValueError, match="temperature"):
+        widgets.gate_explorer(temperature=-1.0, resolution=5)
+    with pytest.raises(TypeError, match="colour"):
+        widgets.attention_surface(colour="red")
+    with pytest.raises(TypeError):
+        widgets.GateSettings((1.0, 0.0), 0.0, False)  # gated and temperature are keywords only

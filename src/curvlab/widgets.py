@@ -11,6 +11,9 @@ the parameters. With the headwise gate the plane is rescaled point by point and 
 the gate is constant (``w = 0``), which only rescales the plane and leaves it flat. This is the
 book's own illustration of the paper's claim, not a construction taken from the paper.
 
+- :class:`GateSettings`            the explored head's settings (gate ``w``, ``b``, gated or not,
+                                    ``beta``), checked once; every function below takes them
+                                    as ``gate_weight, gate_bias, *, gated, temperature``.
 - :func:`gated_attention_map`       the map ``y`` for given gate parameters (torch, one point):
                                     these keys and values bound to
                                     :func:`curvlab.attention.gated_attention_point_map`.
@@ -29,7 +32,7 @@ import functools
 import io
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -40,6 +43,7 @@ from curvlab.plotting import COLORS, plot_curvature_map, plot_curvature_surface
 
 __all__ = [
     "AttentionSurface",
+    "GateSettings",
     "attention_surface",
     "gate_animation",
     "gate_explorer",
@@ -67,15 +71,57 @@ def _gate_weight(value: object) -> tuple[float, float]:
     return _real_number("gate_weight[0]", first), _real_number("gate_weight[1]", second)
 
 
-def gated_attention_map(
-    gate_weight: tuple[float, float] = (1.5, 0.0),
-    gate_bias: float = 0.0,
-    *,
-    gated: bool = True,
-    temperature: float = 1.0,
-):
+@dataclass(frozen=True)
+class GateSettings:
+    """The explored head's settings, checked when made (each error names its argument).
+
+    ``gate_weight`` (w₁, w₂) and ``gate_bias`` b of the gate γ = sigmoid(w·x + b), ``gated``
+    (False: γ = 1) and the softmax ``temperature`` β > 0.  The functions of this module accept
+    the same arguments, in the same order, and build one of these from them.
+
+    >>> GateSettings((1, 2), gated=False)
+    GateSettings(gate_weight=(1.0, 2.0), gate_bias=0.0, gated=False, temperature=1.0)
+    """
+
+    gate_weight: tuple[float, float] = (1.5, 0.0)
+    gate_bias: float = 0.0
+    gated: bool = field(default=True, kw_only=True)
+    temperature: float = field(default=1.0, kw_only=True)
+
+    def __post_init__(self):
+        object.__setattr__(self, "gate_weight", _gate_weight(self.gate_weight))
+        object.__setattr__(self, "gate_bias", _real_number("gate_bias", self.gate_bias))
+        beta = _real_number("temperature", self.temperature)
+        if beta <= 0:
+            raise ValueError(f"temperature must be positive, got {self.temperature!r}")
+        object.__setattr__(self, "temperature", beta)
+        if not isinstance(self.gated, bool):
+            raise TypeError(f"gated must be True or False, got {type(self.gated).__name__}")
+
+    def attention_map(self):
+        """The map ``x -> y(x)`` of these settings (see :func:`gated_attention_map`)."""
+        keys = torch.tensor([[math.cos(t), math.sin(t)] for t in _KEY_ANGLES], dtype=torch.float64)
+        values = torch.tensor(
+            [[math.cos(t), math.sin(t), 1.0] for t in _VALUE_ANGLES], dtype=torch.float64
+        )  # (3 values, 3 coordinates)
+        head = functools.partial(
+            gated_attention_point_map, keys=keys, values=values, beta=self.temperature
+        )
+        if not self.gated:
+            return functools.partial(head, gate="none")
+        return functools.partial(
+            head,
+            gate="headwise",  # one head: one scalar gate for the whole read-out
+            gate_weight=torch.tensor(self.gate_weight, dtype=torch.float64),
+            gate_bias=torch.tensor(self.gate_bias, dtype=torch.float64),
+        )
+
+
+def gated_attention_map(*gate, **gate_keywords):
     """The attention map ``x -> y(x)`` of the module docstring, for one point ``x`` of shape (2,).
 
+    ``gate`` and ``gate_keywords`` are the :class:`GateSettings` (``gate_weight=(1.5, 0.0)``,
+    ``gate_bias=0.0``, ``*``, ``gated=True``, ``temperature=1.0``).
     ``y = gamma(x) * sum_i softmax(temperature * K x)_i U_i`` with
     ``gamma = sigmoid(gate_weight . x + gate_bias)`` when ``gated``, ``gamma = 1`` otherwise.
     Returns a function of a float64 tensor of shape (2,) giving a tensor of shape (3,).
@@ -88,30 +134,7 @@ def gated_attention_map(
     >>> float(g(torch.zeros(2, dtype=torch.float64))[2])   # sigmoid(0) = 1/2
     0.5
     """
-    w1, w2 = _gate_weight(gate_weight)
-    bias = _real_number("gate_bias", gate_bias)
-    beta = _real_number("temperature", temperature)
-    if beta <= 0:
-        raise ValueError(f"temperature must be positive, got {temperature!r}")
-    if not isinstance(gated, bool):
-        raise TypeError(f"gated must be True or False, got {type(gated).__name__}")
-    keys = torch.tensor([[math.cos(t), math.sin(t)] for t in _KEY_ANGLES], dtype=torch.float64)
-    values = torch.tensor(
-        [[math.cos(t), math.sin(t), 1.0] for t in _VALUE_ANGLES], dtype=torch.float64
-    )  # (3 values, 3 coordinates)
-    if not gated:
-        return functools.partial(
-            gated_attention_point_map, keys=keys, values=values, gate="none", beta=beta
-        )
-    return functools.partial(
-        gated_attention_point_map,
-        keys=keys,
-        values=values,
-        gate="headwise",  # one head: one scalar gate for the whole read-out
-        gate_weight=torch.tensor([w1, w2], dtype=torch.float64),
-        gate_bias=torch.tensor(bias, dtype=torch.float64),
-        beta=beta,
-    )
+    return GateSettings(*gate, **gate_keywords).attention_map()
 
 
 @dataclass(frozen=True)
@@ -131,18 +154,13 @@ class AttentionSurface:
 
 
 def attention_surface(
-    gate_weight: tuple[float, float] = (1.5, 0.0),
-    gate_bias: float = 0.0,
-    *,
-    gated: bool = True,
-    temperature: float = 1.0,
-    extent: float = 2.0,
-    resolution: int = 21,
+    *gate, extent: float = 2.0, resolution: int = 21, **gate_keywords
 ) -> AttentionSurface:
     """Sample :func:`gated_attention_map` on ``[-extent, extent]^2`` and compute its curvature.
 
-    The Gaussian curvature at each grid point is :func:`curvlab.curvature.gaussian_curvature`
-    of the map (Gauss equation, identity covariance). ``resolution`` points per side.
+    ``gate`` and ``gate_keywords`` are the :class:`GateSettings`.  The Gaussian curvature at
+    each grid point is :func:`curvlab.curvature.gaussian_curvature` of the map (Gauss equation,
+    identity covariance). ``resolution`` points per side.
 
     >>> flat = attention_surface(gated=False, resolution=5)
     >>> flat.points.shape, flat.curvature.shape, flat.max_abs_curvature < 1e-10
@@ -152,12 +170,13 @@ def attention_surface(
     """
     from curvlab.curvature import gaussian_curvature
 
+    settings = GateSettings(*gate, **gate_keywords)
     half_width = _real_number("extent", extent)
     if half_width <= 0:
         raise ValueError(f"extent must be positive, got {extent!r}")
     if isinstance(resolution, bool) or not isinstance(resolution, int) or resolution < 2:
         raise ValueError(f"resolution must be an integer >= 2, got {resolution!r}")
-    f = gated_attention_map(gate_weight, gate_bias, gated=gated, temperature=temperature)
+    f = settings.attention_map()
     axis = torch.linspace(-half_width, half_width, resolution, dtype=torch.float64)
     v_grid, u_grid = torch.meshgrid(axis, axis, indexing="ij")
     chart = torch.stack([u_grid, v_grid], dim=-1)  # (n, n, 2)
@@ -168,7 +187,7 @@ def attention_surface(
         v=v_grid.numpy(),
         points=points.detach().numpy(),
         curvature=curvature.detach().numpy(),
-        gated=gated,
+        gated=settings.gated,
     )
 
 
@@ -237,15 +256,10 @@ def plot_attention_surface(
     return fig
 
 
-def gate_explorer(
-    gate_weight: tuple[float, float] = (1.5, 0.0),
-    gate_bias: float = 0.0,
-    *,
-    gated: bool = True,
-    temperature: float = 1.0,
-    resolution: int = 15,
-):
+def gate_explorer(*gate, resolution: int = 15, **gate_keywords):
     """An ipywidgets explorer: sliders for the gate and the temperature, the surface below.
+
+    The sliders start at the :class:`GateSettings` ``gate``, ``gate_keywords``.
 
     The figure for the initial values is drawn when the explorer is made, so a page that
     stores widget state (a static site) shows a meaningful view; moving the sliders redraws it
@@ -261,7 +275,8 @@ def gate_explorer(
     import ipywidgets as widgets
     from IPython.display import Image
 
-    w1, w2 = _gate_weight(gate_weight)
+    start = GateSettings(*gate, **gate_keywords)
+    w1, w2 = start.gate_weight
     style = {"description_width": "7em"}
     layout = widgets.Layout(width="22em")
     controls = {
@@ -272,7 +287,7 @@ def gate_explorer(
             value=w2, min=-4, max=4, step=0.25, description="gate w2", style=style, layout=layout
         ),
         "bias": widgets.FloatSlider(
-            value=_real_number("gate_bias", gate_bias),
+            value=start.gate_bias,
             min=-4,
             max=4,
             step=0.25,
@@ -281,7 +296,7 @@ def gate_explorer(
             layout=layout,
         ),
         "temperature": widgets.FloatSlider(
-            value=_real_number("temperature", temperature),
+            value=start.temperature,
             min=0.25,
             max=3,
             step=0.25,
@@ -289,7 +304,7 @@ def gate_explorer(
             style=style,
             layout=layout,
         ),
-        "gated": widgets.Checkbox(value=gated, description="gated", style=style),
+        "gated": widgets.Checkbox(value=start.gated, description="gated", style=style),
     }
     output = widgets.Output()
 
