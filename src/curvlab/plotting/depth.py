@@ -55,22 +55,15 @@ def plot_poole_anchor(poole: object, *, titles: tuple[str, str] | None = None):
     )
     for phase, style in (("ordered", "--"), ("chaotic", "-")):
         for ax, curve, curve_label, sheet, sheet_label in panels:
-            ax.semilogy(
-                depths,
-                _median_series(rows, curve, depths, phase=phase),
-                style,
-                marker="o",
-                color=COLORS["reference"],
-                label=f"{phase}: {curve_label}",
+            series = (
+                (curve, curve_label, "o", COLORS["reference"]),
+                (sheet, sheet_label, "s", COLORS["ablation"]),
             )
-            ax.semilogy(
-                depths,
-                _median_series(rows, sheet, depths, phase=phase),
-                style,
-                marker="s",
-                color=COLORS["ablation"],
-                label=f"{phase}: {sheet_label}",
-            )
+            for name, label, marker, color in series:
+                values = _median_series(rows, name, depths, phase=phase)
+                ax.semilogy(
+                    depths, values, style, marker=marker, color=color, label=f"{phase}: {label}"
+                )
     for ax, panel_title in zip(axes, titles or (None, None), strict=True):
         if panel_title is not None:
             ax.set_title(panel_title)
