@@ -77,80 +77,35 @@ def test_ungated_read_out_of_three_values_is_flat_and_the_gate_bends_it():
     assert gaussian_curvature(bent, u).abs().min() > 1e-4
 
 
-def test_bad_parameters_are_refused_naming_the_argument():
+DROP = object()  # a BAD_PARAMETERS change that leaves the argument out
+
+# (name the error must start with, changes to a valid ungated call, from parameters())
+BAD_PARAMETERS = [
+    ("x", lambda p: {"x": p["x"].reshape(1, 2)}),
+    ("keys", lambda p: {"query_weight": DROP}),
+    ("keys, values", lambda p: {"values": p["values"][:3]}),
+    ("query_weight", lambda p: {"query_weight": p["query_weight"].T}),
+    ("gate", lambda p: {"gate": "sideways"}),
+    ("gate_weight", lambda p: {"gate": DROP}),
+    ("gate_weight", lambda p: {"gate_weight": torch.ones(2)}),
+    ("gate_weight", lambda p: {"gate": "headwise", "gate_weight": torch.ones(4, 2)}),
+    (
+        "gate_bias",
+        lambda p: {
+            "gate": "elementwise",
+            "gate_weight": torch.ones(6, 2),
+            "gate_bias": torch.ones(5),
+        },
+    ),
+    ("output_weight", lambda p: {"output_weight": torch.ones(5, 4)}),
+]
+
+
+@pytest.mark.parametrize(("name", "changes"), BAD_PARAMETERS)
+def test_bad_parameters_are_refused_naming_the_argument(name, changes):
     p = parameters()
-    x, keys, values = p["x"], p["keys"], p["values"]
-    cases = [
-        (
-            dict(
-                x=x.reshape(1, 2),
-                keys=keys,
-                values=values,
-                query_weight=p["query_weight"],
-                gate="none",
-            ),
-            "x",
-        ),
-        (dict(x=x, keys=keys, values=values, gate="none"), "keys"),
-        (
-            dict(x=x, keys=keys, values=values[:3], query_weight=p["query_weight"], gate="none"),
-            "keys, values",
-        ),
-        (
-            dict(x=x, keys=keys, values=values, query_weight=p["query_weight"].T, gate="none"),
-            "query_weight",
-        ),
-        (
-            dict(x=x, keys=keys, values=values, query_weight=p["query_weight"], gate="sideways"),
-            "gate",
-        ),
-        (dict(x=x, keys=keys, values=values, query_weight=p["query_weight"]), "gate_weight"),
-        (
-            dict(
-                x=x,
-                keys=keys,
-                values=values,
-                query_weight=p["query_weight"],
-                gate="none",
-                gate_weight=torch.ones(2),
-            ),
-            "gate_weight",
-        ),
-        (
-            dict(
-                x=x,
-                keys=keys,
-                values=values,
-                query_weight=p["query_weight"],
-                gate="headwise",
-                gate_weight=torch.ones(4, 2),
-            ),
-            "gate_weight",
-        ),
-        (
-            dict(
-                x=x,
-                keys=keys,
-                values=values,
-                query_weight=p["query_weight"],
-                gate="elementwise",
-                gate_weight=torch.ones(6, 2),
-                gate_bias=torch.ones(5),
-            ),
-            "gate_bias",
-        ),
-        (
-            dict(
-                x=x,
-                keys=keys,
-                values=values,
-                query_weight=p["query_weight"],
-                gate="none",
-                output_weight=torch.ones(5, 4),
-            ),
-            "output_weight",
-        ),
-    ]
-    for kwargs, name in cases:
-        with pytest.raises(ValueError, match="^" + re.escape(name) + ":"):
-            gated_attention_point_map(**kwargs)
+    kwargs = {key: p[key] for key in ("x", "keys", "values", "query_weight")} | {"gate": "none"}
+    kwargs |= changes(p)
+    kwargs = {key: value for key, value in kwargs.items() if value is not DROP}
+    with pytest.raises(ValueError, match="^" + re.escape(name) + ":"):
+        gated_attention_point_map(**kwargs)
