@@ -14,6 +14,7 @@ fail and say how to install it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import json
@@ -230,15 +231,24 @@ def site() -> Path:
     return _require_site()
 
 
-@pytest.fixture(scope="session")
-def base_url(site):
-    handler = functools.partial(_QuietHandler, directory=str(site))
+@contextlib.contextmanager
+def serve(directory: Path):
+    """Serve ``directory`` over HTTP on a free localhost port; yields the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(directory))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def base_url(site):
+    with serve(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -120,17 +120,8 @@ def test_the_main_site_still_shows_the_solutions(student_site):
 
 @pytest.fixture(scope="module")
 def base_url(student_site):
-    import functools
-    import http.server
-    import threading
-
-    handler = functools.partial(helpers._QuietHandler, directory=str(student_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with helpers.serve(student_site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
