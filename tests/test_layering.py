@@ -31,6 +31,7 @@ LAYERS = {
     "curvlab.quadrature": 1,
     "curvlab.tasks": 2,
     "curvlab.attention": 2,
+    "curvlab.point_map": 2,
     "curvlab.training": 2,
     "curvlab.stats": 2,
     "curvlab.experiments": 3,
