@@ -61,7 +61,11 @@ def test_pilot_rule_takes_the_smallest_converged_budget_whose_baseline_stopped_i
     rows = _rows(gains=[0.05, 0.002, 0.001], shares=[1.0, 0.9, 1.0, 1.0])
     assert choose_epochs(rows)["chosen"] == 400  # 200 misses the 95% share
     rows = _rows(gains=[0.05, 0.05, 0.05], shares=[1.0, 1.0, 1.0, 1.0])
-    assert choose_epochs(rows)["chosen"] is None  # still improving: no budget qualifies
+    result = choose_epochs(rows)  # still improving: no budget qualifies, no fallback either
+    assert result["chosen"] is None and result["epochs"] is None
+    result = choose_epochs(_rows(gains=[0.05, 0.002, 0.001], shares=[0.5] * 4))
+    assert result["chosen"] is None  # never 95% converged: the baseline alone sets the budget
+    assert (result["epochs"], result["rule"]) == (200, "baseline only")
     summary = choose_epochs(_rows([0.05, 0.002, 0.001], [1.0] * 4))["summary"]
     assert summary[-1]["baseline_gain"] is None and not summary[-1]["qualifies"]
 

