@@ -141,7 +141,7 @@ def sweep_plot(rows):
                 [r[f"{key}_ci_high"] for r in shown] - y,
             ]
             ax.errorbar(x, y, yerr=err, fmt="o", mfc="white", capsize=3)
-            marks = [i for i, r in enumerate(shown) if r is default]
+            marks = [i for i, r in enumerate(shown) if r["factor"] == "default"]
             ax.plot(x[marks], y[marks], "o", color="C0")
             ax.axhline(0, color="grey", lw=0.8)
             ax.set_xticks(x, [str(r[factor]) for r in shown])
