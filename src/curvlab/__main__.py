@@ -13,6 +13,9 @@ Subcommands (argparse):
   ``--refresh``, ``--no-progress`` (otherwise a progress bar with ETA).
 - ``depth``  :mod:`curvlab.experiments.depth`: its ``add_cli_arguments(parser)`` adds its own
   options to the common ones, its ``run_cli(args)`` runs it and returns its records.
+- ``pilot``, ``sweep``  :func:`curvlab.experiments.pilot.pilot` (DIR/pilot.csv,
+  DIR/pilot_summary.csv) and :func:`curvlab.experiments.sweep.sweep` (DIR/sweep.csv); options
+  ``--scale``, ``--out``, ``--device``, ``--cache-dir``, ``--refresh``, ``--no-progress``.
 - ``ensemble-benchmark``  per-seed loop against the vmap and einsum ensembles, one run.
 
 The exit status is 0 on success and 2 on a bad argument (argparse's convention), with the
@@ -92,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--refresh", action="store_true", help="recompute cached runs")
     reproduce.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
+    _add_pilot_and_sweep(commands)
+
     bench = commands.add_parser(
         "ensemble-benchmark", help="per-seed loop vs vmap and einsum ensembles"
     )
@@ -99,6 +104,48 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--d-model", type=_positive_int, default=4)
     bench.add_argument("--epochs", type=_positive_int, default=100)
     return parser
+
+
+# --- pilot and sweep (curvlab.experiments.pilot, curvlab.experiments.sweep) ----------------
+
+
+def _add_pilot_and_sweep(commands) -> None:
+    for name, text in (
+        ("pilot", "convergence pilot: the epoch budget chosen by convergence and baseline"),
+        ("sweep", "one factor at a time around small: d_model, depth, tokens, n_train"),
+    ):
+        sub = commands.add_parser(name, help=text)
+        sub.add_argument("--scale", choices=["small", "medium", "large"], default="small")
+        sub.add_argument("--out", required=True, help="directory to write the results into")
+        sub.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+        sub.add_argument("--cache-dir", default=None, help="cache directory ($CURVLAB_CACHE)")
+        sub.add_argument("--refresh", action="store_true", help="recompute cached runs")
+        sub.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def _run_pilot_or_sweep(args) -> None:
+    options = dict(
+        device=args.device,
+        directory=args.cache_dir,
+        refresh=args.refresh,
+        progress=not args.no_progress,
+    )
+    if args.command == "pilot":
+        from curvlab.experiments.pilot import pilot
+
+        result = pilot(args.scale, args.out, **options)
+        for row in result["summary"]:
+            print(json.dumps(row), file=sys.stderr)
+        print(f"chosen epochs: {result['chosen']}", file=sys.stderr)
+    else:
+        from curvlab.experiments.sweep import sweep
+
+        for row in sweep(args.scale, args.out, **options):
+            print(json.dumps(row), file=sys.stderr)
+    print(f"wrote {args.out}", file=sys.stderr)
+
+
+# --- end pilot and sweep ---------------------------------------------------------------------
 
 
 def _run_reproduce(args) -> None:
@@ -138,6 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "reproduce":
             _run_reproduce(args)
+            return 0
+        if args.command in ("pilot", "sweep"):
+            _run_pilot_or_sweep(args)
             return 0
         if args.command == "ensemble-benchmark":
             from curvlab.experiments.ensemble import benchmark_ensemble

@@ -41,6 +41,7 @@ from curvlab.training import fit
 
 __all__ = [
     "BACKENDS",
+    "SCHEDULES",
     "Ensemble",
     "ensemble_jets",
     "ensemble_logits",
@@ -53,6 +54,9 @@ __all__ = [
 
 BACKENDS: tuple[str, ...] = ("einsum", "vmap")
 """The two vectorised forward passes (module docstring)."""
+
+SCHEDULES: tuple[str, ...] = ("constant", "cosine")
+"""Learning-rate schedules of :func:`train_ensemble`."""
 
 PLATEAU_WINDOW = 0.2
 """The plateau criterion looks at the last 20% of the epochs ..."""
@@ -121,6 +125,14 @@ class Ensemble:
             for key, value in store.items():
                 store[key] = value.to(device=device, dtype=dtype)
         return self
+
+    def with_params(self, params: dict) -> Ensemble:
+        """A shallow copy of this ensemble with the stacked parameters ``params`` (a snapshot)."""
+        import copy
+
+        other = copy.copy(self)
+        other.params = dict(params)
+        return other
 
     def member(self, index: int) -> AttentionClassifier:
         """Member ``index`` as an ordinary module (a copy of the template with its weights)."""
@@ -237,38 +249,64 @@ def train_ensemble(
     weight_decay: float = 0.0,
     backend: str = "einsum",
     progress=None,
+    snapshots: Sequence[int] = (),
+    schedule: str = "constant",
 ) -> dict:
     """Train every member on its own full batch with Adam for ``epochs`` epochs, in place.
 
-    ``points`` (E, n, 2), ``labels`` (E, n) in {0, 1}.  Returns ``loss_curve`` (E, epochs)
-    (the training loss before each step), the final ``train_loss`` and ``train_accuracy``
-    (E,), ``converged`` (E,) bools by :func:`plateau`, ``plateau_change`` and ``seconds``.
+    ``points`` (E, n, 2), ``labels`` (E, n) in {0, 1}.  Returns ``loss_curve`` and
+    ``accuracy_curve`` (E, epochs) (training loss and accuracy before each step), the final
+    ``train_loss`` and ``train_accuracy`` (E,), ``converged`` (E,) bools by the loss plateau
+    of :func:`plateau`, ``plateau_change``, ``seconds`` and ``snapshots``: for each epoch t of
+    ``snapshots`` (0 <= t <= epochs) a copy of the stacked parameters after t steps.
+    ``schedule``: "constant" (the learning rate throughout) or "cosine" (step t uses
+    learning_rate · (1 + cos(π t / epochs)) / 2, annealed towards 0 at the end).
     ``progress``: an optional callable called with the number of epochs done since the last
     call (a tqdm bar's ``update``).
     """
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule: expected one of {SCHEDULES}, got {schedule!r}")
     _check_data(ens, points, labels)
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 2:
         raise ValueError(f"epochs: expected an integer >= 2, got {epochs!r}")
+    wanted = set(snapshots)
+    if any(isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= epochs for t in wanted):
+        raise ValueError(f"snapshots: expected epochs in 0..{epochs}, got {sorted(wanted)!r}")
+    kept = {}
     dtype = next(iter(ens.params.values())).dtype
     points, labels = points.to(dtype), labels.to(dtype)
     params = {k: v.detach().clone().requires_grad_(True) for k, v in ens.params.items()}
     optimiser = torch.optim.Adam(list(params.values()), lr=learning_rate, weight_decay=weight_decay)
+    scheduler = None
+    if schedule == "cosine":
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimiser, lambda t: 0.5 * (1 + math.cos(math.pi * t / epochs))
+        )
     curve = torch.empty(ens.size, epochs, dtype=torch.float64)
+    accuracy_curve = torch.empty(ens.size, epochs, dtype=torch.float64)
     start = time.perf_counter()
     for epoch in range(epochs):
+        if epoch in wanted:
+            kept[epoch] = {k: v.detach().clone() for k, v in params.items()}
         logits = ensemble_logits(ens, points, params, backend=backend)  # (E, n)
         losses = nn.functional.binary_cross_entropy_with_logits(
             logits, labels, reduction="none"
         ).mean(dim=1)  # (E,)
         curve[:, epoch] = losses.detach().to(torch.float64).cpu()
+        hits = (logits.detach() > 0).to(dtype) == labels
+        accuracy_curve[:, epoch] = hits.to(torch.float64).mean(dim=1).cpu()
         optimiser.zero_grad(set_to_none=True)
         losses.sum().backward()
         optimiser.step()
+        if scheduler is not None:
+            scheduler.step()
         if progress is not None and (epoch + 1) % 50 == 0:
             progress(50)
     if progress is not None:
         progress(epochs % 50)
     ens.params = {k: v.detach() for k, v in params.items()}
+    if epochs in wanted:
+        kept[epochs] = {k: v.clone() for k, v in ens.params.items()}
     with torch.no_grad():
         logits = ensemble_logits(ens, points, backend=backend)
         final = nn.functional.binary_cross_entropy_with_logits(
@@ -280,11 +318,13 @@ def train_ensemble(
     judged = [plateau(row.tolist()) for row in curve]
     return {
         "loss_curve": curve,
+        "accuracy_curve": accuracy_curve,
         "train_loss": final.to(torch.float64).cpu(),
         "train_accuracy": accuracy.cpu(),
         "converged": [c for c, _ in judged],
         "plateau_change": [change for _, change in judged],
         "seconds": time.perf_counter() - start,
+        "snapshots": kept,
     }
 
 

@@ -19,7 +19,13 @@ import numpy as np
 
 from curvlab.tasks import NONLINEAR_TASKS, TASKS  # noqa: E402
 
-__all__ = ["curvature_accuracy_plot", "forest_plot", "loss_curve_plot", "write_figures"]
+__all__ = [
+    "curvature_accuracy_plot",
+    "forest_plot",
+    "loss_curve_plot",
+    "sweep_plot",
+    "write_figures",
+]
 
 
 def forest_plot(effects, *, baseline: str = "ungated", depth: int = 1):
@@ -109,6 +115,40 @@ def curvature_accuracy_plot(runs, *, depth: int = 1, measure: str = "log_curvatu
     ax.set_xlabel(f"{measure} − task mean")
     ax.set_ylabel("test accuracy − task mean")
     ax.legend(fontsize=7, markerscale=1.5)
+    fig.tight_layout()
+    return fig
+
+
+def sweep_plot(rows):
+    """Figure: per swept factor (columns), the E2 and E1 paired differences (rows) with their
+    95% intervals at each value; the default point marked by a filled symbol."""
+    from curvlab.experiments.sweep import SWEEP
+
+    default = next(r for r in rows if r["factor"] == "default")
+    fig, axes = plt.subplots(2, len(SWEEP), figsize=(12, 5), squeeze=False)
+    for col, factor in enumerate(SWEEP):
+        points = [default, *(r for r in rows if r["factor"] == factor)]
+        points.sort(key=lambda r: r[factor])
+        for row, (key, label) in enumerate(
+            (("e2", "Δ accuracy (E2)"), ("e1", "Δ log ∫|K| dA (E1)"))
+        ):
+            ax = axes[row, col]
+            shown = [r for r in points if r[f"{key}_effect"] is not None]
+            x = np.arange(len(shown))
+            y = np.array([r[f"{key}_effect"] for r in shown])
+            err = [
+                y - [r[f"{key}_ci_low"] for r in shown],
+                [r[f"{key}_ci_high"] for r in shown] - y,
+            ]
+            ax.errorbar(x, y, yerr=err, fmt="o", mfc="white", capsize=3)
+            marks = [i for i, r in enumerate(shown) if r["factor"] == "default"]
+            ax.plot(x[marks], y[marks], "o", color="C0")
+            ax.axhline(0, color="grey", lw=0.8)
+            ax.set_xticks(x, [str(r[factor]) for r in shown])
+            ax.set_xlabel(factor if row else "")
+            if col == 0:
+                ax.set_ylabel(label)
+    fig.suptitle("gated_elementwise − ungated per sweep point (95% CI; filled: small)")
     fig.tight_layout()
     return fig
 

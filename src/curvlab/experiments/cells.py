@@ -1,0 +1,226 @@
+"""One cell of the Part II study: all tasks × seeds of one (model, depth), trained at once.
+
+:func:`run_cell` (cached) builds every member of a cell, trains them as one vectorised ensemble
+(:func:`curvlab.experiments.ensemble.train_ensemble`, full-batch Adam), then measures each
+member in float64: test accuracy and loss, ∫|K| dA over the data region, ρ₀ and ρ⊥ at test
+points along random unit directions (:mod:`curvlab.experiments.measures`).  The measures are
+also taken at the start t₀ of the last window of epochs, from a snapshot of the weights, and
+each run's convergence is judged by :func:`curvlab.experiments.convergence.converged`.
+Seed s draws the task split and the initial weights.
+
+A cell's configuration is one study configuration (:mod:`curvlab.experiments.reproduce`)
+with single ``model``, ``depth`` and ``device``; its result holds ``runs`` (rows of
+:data:`RUN_COLUMNS`), the loss curves every :data:`CURVE_STRIDE`-th epoch and ``seconds``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from curvlab.attention import build_classifier, parameter_count
+from curvlab.experiments.cache import cached
+from curvlab.experiments.convergence import converged, window_start
+from curvlab.experiments.ensemble import (
+    ensemble_jets,
+    evaluate_ensemble,
+    stack,
+    train_ensemble,
+)
+from curvlab.experiments.measures import data_region_grid, direction_measures, sheet_from_jets
+from curvlab.tasks import LINEAR_TASKS, make_task
+
+__all__ = [
+    "CODE_MODULES",
+    "CURVE_STRIDE",
+    "RUN_COLUMNS",
+    "build_members",
+    "measure_members",
+    "resolve_device",
+    "run_cell",
+]
+
+CODE_MODULES: tuple[str, ...] = (
+    "curvlab.attention",
+    "curvlab.tasks",
+    "curvlab.training",
+    "curvlab.experiments.ensemble",
+    "curvlab.experiments.measures",
+    "curvlab.experiments.convergence",
+    "curvlab.experiments.cells",
+)
+"""The modules a cached cell depends on: editing any of them recomputes it."""
+
+CURVE_STRIDE = 10
+
+RUN_COLUMNS: tuple[str, ...] = (
+    "task",
+    "boundary",
+    "model",
+    "depth",
+    "seed",
+    "d_model",
+    "n_tokens",
+    "n_train",
+    "params",
+    "epochs",
+    "converged",
+    "accuracy_spread",
+    "measure_change",
+    "plateau_change",
+    "train_loss",
+    "train_accuracy",
+    "test_loss",
+    "test_accuracy",
+    "curvature_total_abs",
+    "curvature_total",
+    "area",
+    "non_immersed_nodes",
+    "rho",
+    "rho_normal",
+    "log_curvature_total_abs",
+    "log_rho",
+    "log_rho_normal",
+)
+"""The columns of ``runs.csv``: converged by the criterion of
+:mod:`curvlab.experiments.convergence` (with its accuracy spread and largest log change over
+the window), plateau_change the loss's relative drop over the window (recorded, not used),
+curvature_total_abs = ∫|K| dA over the data region, rho = ρ₀, rho_normal = ρ⊥
+(:mod:`curvlab.experiments.measures`), and their natural logs."""
+
+
+def resolve_device(device) -> str:
+    """'auto' or None → 'cuda' when present, else 'cpu'; 'cpu'/'cuda' checked."""
+    if device in (None, "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device: expected 'auto', 'cpu' or 'cuda', got {device!r}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device: 'cuda' requested but no CUDA device is available")
+    return device
+
+
+def _log(value):
+    return math.log(value) if value is not None and value > 0 else None
+
+
+def build_members(config: dict, model: str, depth: int, members) -> tuple:
+    """The stacked ensemble of ``members`` [(task, seed)] and their data tensors on device:
+    (ensemble, params, train_x, train_y, test_x, test_y)."""
+    device = config["device"]
+    widths = {k: config[k] for k in ("d_model", "n_heads", "n_tokens", "residual", "norm")}
+    models = [
+        build_classifier(model, depth=depth, seed=s, pooling=config["pooling"], **widths)
+        for _, s in members
+    ]
+    data = [
+        make_task(
+            t, n_train=config["n_train"], n_test=config["n_test"], seed=s, noise=config["noise"]
+        )
+        for t, s in members
+    ]
+    tensors = [
+        torch.stack([getattr(d, name) for d in data]).float().to(device)
+        for name in ("train_points", "train_labels", "test_points", "test_labels")
+    ]
+    return (stack(models).to(device=device), parameter_count(models[0]), *tensors)
+
+
+def measure_members(ens, train_x, test_x, config: dict) -> list[dict]:
+    """Per member: ∫|K| dA (None without immersed nodes), ∫K dA, area, non-immersed nodes,
+    ρ₀ and ρ⊥, all in float64 (the ensemble is not modified)."""
+    ens = ens.with_params({k: v.double() for k, v in ens.params.items()})
+    ens.buffers = {k: v.double() for k, v in ens.buffers.items()}
+    nodes, weights = data_region_grid(train_x.double(), config["grid"])
+    J, H = ensemble_jets(ens, nodes)
+    sheet = sheet_from_jets(J, H, weights)
+    points = test_x.double()[:, : config["rho_points"]]
+    generator = torch.Generator().manual_seed(0)
+    shape = (*points.shape[:2], config["rho_directions"], 2)
+    directions = torch.randn(*shape, generator=generator, dtype=torch.float64).to(points.device)
+    directions = directions / directions.norm(dim=-1, keepdim=True)
+    J, H = ensemble_jets(ens, points)
+    rho = direction_measures(J, H, directions)
+    out = []
+    for e in range(ens.size):
+        total_abs = float(sheet["total_abs"][e]) if int(sheet["nodes"][e]) else None
+        out.append(
+            {
+                "curvature_total_abs": total_abs,
+                "curvature_total": float(sheet["total"][e]) if total_abs is not None else None,
+                "area": float(sheet["area"][e]),
+                "non_immersed_nodes": int(sheet["non_immersed"][e]),
+                "rho": float(rho["rho_mean"][e]),
+                "rho_normal": float(rho["rho_normal_mean"][e]),
+            }
+        )
+    return out
+
+
+def _cell(config: dict) -> dict:
+    """Train and measure one (model, depth) cell: all tasks × seeds as one ensemble."""
+    model, depth, epochs = config["model"], config["depth"], config["epochs"]
+    members = [(t, s) for t in config["tasks"] for s in config["seeds"]]
+    ens, params, train_x, train_y, test_x, test_y = build_members(config, model, depth, members)
+    t0 = window_start(epochs)
+    fitted = train_ensemble(
+        ens,
+        train_x,
+        train_y,
+        epochs=epochs,
+        learning_rate=config["learning_rate"],
+        weight_decay=config["weight_decay"],
+        schedule=config["schedule"],
+        snapshots=[t0],
+    )
+    tested = evaluate_ensemble(ens, test_x, test_y)
+    final = measure_members(ens, train_x, test_x, config)
+    start = measure_members(ens.with_params(fitted["snapshots"][t0]), train_x, test_x, config)
+    accuracy = torch.cat([fitted["accuracy_curve"][:, t0:], fitted["train_accuracy"][:, None]], 1)
+    curve = fitted["loss_curve"]
+    keep = sorted({*range(0, curve.shape[1], CURVE_STRIDE), curve.shape[1] - 1})
+    runs, curves = [], []
+    for e, (task, seed) in enumerate(members):
+        ok, spread, change = converged(accuracy[e].tolist(), start[e], final[e])
+        measured = final[e]
+        runs.append(
+            {
+                "task": task,
+                "boundary": "linear" if task in LINEAR_TASKS else "nonlinear",
+                "model": model,
+                "depth": depth,
+                "seed": seed,
+                "d_model": config["d_model"],
+                "n_tokens": config["n_tokens"],
+                "n_train": config["n_train"],
+                "params": params,
+                "epochs": epochs,
+                "converged": ok,
+                "accuracy_spread": spread,
+                "measure_change": change if math.isfinite(change) else None,
+                "plateau_change": fitted["plateau_change"][e],
+                "train_loss": float(fitted["train_loss"][e]),
+                "train_accuracy": float(fitted["train_accuracy"][e]),
+                "test_loss": float(tested["loss"][e]),
+                "test_accuracy": float(tested["accuracy"][e]),
+                **measured,
+                "log_curvature_total_abs": _log(measured["curvature_total_abs"]),
+                "log_rho": _log(measured["rho"]),
+                "log_rho_normal": _log(measured["rho_normal"]),
+            }
+        )
+        curves.append([float(curve[e, i]) for i in keep])
+    return {"runs": runs, "curve_epochs": keep, "curves": curves, "seconds": fitted["seconds"]}
+
+
+def run_cell(cell_config: dict, *, directory=None, refresh: bool = False) -> dict:
+    """One cached cell (a study config with single ``model``, ``depth`` and ``device``)."""
+    return cached(
+        _cell,
+        cell_config,
+        name="reproduce",
+        modules=CODE_MODULES,
+        directory=directory,
+        refresh=refresh,
+    )

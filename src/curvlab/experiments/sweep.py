@@ -1,0 +1,121 @@
+"""The documented sweep: one factor at a time around the ``small`` protocol.
+
+Each sweep point changes one setting of the ``small`` scale (:data:`SWEEP`: capacity
+``d_model``, ``depth``, tokens per input ``n_tokens``, training-set size ``n_train``) and
+keeps every other setting, epochs included.  At each point the ungated baseline and the
+elementwise-gated model are trained on every task with fewer seeds than the study
+(:data:`SWEEP_SEEDS`), through the same cached cells as the reproduction
+(:func:`curvlab.experiments.cells.run_cell`), and summarised by
+
+- the share of runs converged (:mod:`curvlab.experiments.convergence`);
+- the ungated baseline's mean test accuracy, over all tasks and on the nonlinear ones;
+- the E1 (∫|K| dA, log scale) and E2 (test accuracy, nonlinear tasks) paired differences with
+  their 95% intervals, by the study's own analysis (:func:`curvlab.experiments.analysis.claims`;
+  Holm within the point).
+
+``python -m curvlab sweep --out DIR`` writes ``DIR/sweep.csv`` (one row per point).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from curvlab.experiments import write_csv
+from curvlab.experiments.analysis import claims
+from curvlab.experiments.cells import resolve_device, run_cell
+from curvlab.tasks import NONLINEAR_TASKS
+
+__all__ = ["SWEEP", "SWEEP_MODELS", "SWEEP_SEEDS", "sweep", "sweep_points"]
+
+SWEEP: dict[str, list[int]] = {
+    "d_model": [4, 16, 32],
+    "depth": [1, 2, 4],
+    "n_tokens": [2, 4, 8],
+    "n_train": [64, 128, 512],
+}
+"""The values of each swept factor (the ``small`` value among them)."""
+
+SWEEP_SEEDS: list[int] = list(range(8))
+"""Seeds per point: fewer than the study's 20 (the sweep locates a region; it decides nothing)."""
+
+SWEEP_MODELS: tuple[str, ...] = ("ungated", "gated_elementwise")
+
+
+def sweep_points(config: dict) -> list[dict]:
+    """The points: the default first, then each non-default value of each factor.
+
+    >>> [p["factor"] for p in sweep_points({"d_model": 4, "depths": [1], "n_tokens": 2,
+    ...                                     "n_train": 128})][:3]
+    ['default', 'd_model', 'd_model']
+    """
+    default = {
+        "d_model": config["d_model"],
+        "depth": config["depths"][0],
+        "n_tokens": config["n_tokens"],
+        "n_train": config["n_train"],
+    }
+    points = [{"factor": "default", **default}]
+    for factor, values in SWEEP.items():
+        for value in values:
+            if value != default[factor]:
+                points.append({**default, "factor": factor, factor: value})
+    return points
+
+
+def _summary(point: dict, runs: list[dict]) -> dict:
+    base = [r for r in runs if r["model"] == "ungated"]
+    base_nl = [r for r in base if r["task"] in NONLINEAR_TASKS]
+    row = {
+        **point,
+        "runs": len(runs),
+        "n_seeds": len({r["seed"] for r in runs}),
+        "converged_share": sum(bool(r["converged"]) for r in runs) / len(runs),
+        "baseline_accuracy": sum(r["test_accuracy"] for r in base) / len(base),
+        "baseline_accuracy_nonlinear": sum(r["test_accuracy"] for r in base_nl) / len(base_nl),
+    }
+    records = {c["claim"]: c for c in claims(runs, depth=point["depth"])}
+    for name, key in (("E1-sheet", "e1"), ("E2", "e2")):
+        record = records.get(name)
+        for field in ("effect", "ci_low", "ci_high", "verdict"):
+            row[f"{key}_{field}"] = None if record is None else record[field]
+    return row
+
+
+def sweep(
+    scale: str = "small",
+    out=None,
+    *,
+    device="auto",
+    directory=None,
+    refresh: bool = False,
+    progress: bool = True,
+    seeds=None,
+    **overrides,
+) -> list[dict]:
+    """Run the sweep around ``scale`` (one row per point, module docstring); write
+    ``out/sweep.csv`` when ``out`` is given.  ``seeds``: a list overriding :data:`SWEEP_SEEDS`;
+    ``overrides``: other settings of the scale (e.g. ``tasks``, ``epochs`` for a quick run)."""
+    from curvlab.experiments.reproduce import reproduce_config
+
+    seeds = list(SWEEP_SEEDS if seeds is None else seeds)
+    config = reproduce_config(scale, **{**overrides, "seeds": seeds, "models": list(SWEEP_MODELS)})
+    device = resolve_device(device)
+    rows = []
+    points = sweep_points(config)
+    for point in tqdm(points, desc="sweep", disable=not progress, unit="point"):
+        cell = {k: v for k, v in config.items() if k not in ("models", "depths")}
+        cell.update({k: point[k] for k in ("d_model", "n_tokens", "n_train")})
+        runs = []
+        for model in SWEEP_MODELS:
+            result = run_cell(
+                {**cell, "model": model, "depth": point["depth"], "device": device},
+                directory=directory,
+                refresh=refresh,
+            )
+            runs.extend(result["runs"])
+        rows.append(_summary(point, runs))
+    if out is not None:
+        write_csv(rows, Path(out) / "sweep.csv")
+    return rows

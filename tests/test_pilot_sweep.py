@@ -1,0 +1,145 @@
+"""The convergence criterion, the pilot's epoch rule and the sweep."""
+
+import copy
+import math
+
+import pytest
+import torch
+
+from curvlab.attention import build_classifier
+from curvlab.experiments.convergence import converged, window_start
+from curvlab.experiments.ensemble import stack, train_ensemble
+from curvlab.experiments.pilot import PILOT, choose_epochs, run_pilot
+from curvlab.experiments.sweep import SWEEP, sweep, sweep_points
+from curvlab.tasks import make_task
+
+
+def test_criterion_needs_stable_accuracy_and_stable_measures():
+    stable = {"curvature_total_abs": 2.0, "rho": 1.0, "rho_normal": 0.5}
+    assert converged([0.9, 0.905, 0.9], stable, dict(stable))[0]
+    assert not converged([0.9, 0.95], stable, dict(stable))[0]
+    moved = {**stable, "rho_normal": 0.5 * math.exp(0.2)}
+    ok, spread, change = converged([1.0, 1.0], stable, moved)
+    assert not ok and spread == 0 and math.isclose(change, 0.2)
+    assert not converged([1.0], {**stable, "curvature_total_abs": None}, stable)[0]
+    assert converged([1.0], {"rho": None}, {"rho": None})[0]
+    with pytest.raises(ValueError, match="accuracy_window"):
+        converged([], stable, stable)
+    assert window_start(100) == 80
+    with pytest.raises(ValueError, match="epochs"):
+        window_start(1)
+
+
+def _rows(gains, shares, gated_accuracy=0.5):
+    rows = []
+    accuracy = 0.8
+    for i, budget in enumerate((100, 200, 400, 800)):
+        for k in range(20):
+            rows.append(
+                {
+                    "budget": budget,
+                    "model": "ungated",
+                    "converged": k < round(20 * shares[i]),
+                    "test_accuracy": accuracy,
+                }
+            )
+            rows.append(
+                {
+                    "budget": budget,
+                    "model": "gated_elementwise",
+                    "converged": k < round(20 * shares[i]),
+                    "test_accuracy": gated_accuracy * (1 + i),
+                }
+            )
+        accuracy += gains[i] if i < len(gains) else 0.0
+    return rows
+
+
+def test_pilot_rule_takes_the_smallest_converged_budget_whose_baseline_stopped_improving():
+    rows = _rows(gains=[0.05, 0.002, 0.001], shares=[1.0, 1.0, 1.0, 1.0])
+    assert choose_epochs(rows)["chosen"] == 200
+    rows = _rows(gains=[0.05, 0.002, 0.001], shares=[1.0, 0.9, 1.0, 1.0])
+    assert choose_epochs(rows)["chosen"] == 400  # 200 misses the 95% share
+    rows = _rows(gains=[0.05, 0.05, 0.05], shares=[1.0, 1.0, 1.0, 1.0])
+    result = choose_epochs(rows)  # still improving: no budget qualifies, no fallback either
+    assert result["chosen"] is None and result["epochs"] is None
+    result = choose_epochs(_rows(gains=[0.05, 0.002, 0.001], shares=[0.5] * 4))
+    assert result["chosen"] is None  # never 95% converged: the baseline alone sets the budget
+    assert (result["epochs"], result["rule"]) == (200, "baseline only")
+    summary = choose_epochs(_rows([0.05, 0.002, 0.001], [1.0] * 4))["summary"]
+    assert summary[-1]["baseline_gain"] is None and not summary[-1]["qualifies"]
+
+
+def test_pilot_rule_never_reads_the_gated_models_accuracy():
+    a = choose_epochs(_rows([0.05, 0.002, 0.001], [1.0] * 4, gated_accuracy=0.1))
+    b = choose_epochs(_rows([0.05, 0.002, 0.001], [1.0] * 4, gated_accuracy=0.2))
+    assert a == b
+    with pytest.raises(ValueError, match="baseline"):
+        choose_epochs([r for r in _rows([0.0] * 3, [1.0] * 4) if r["model"] != "ungated"])
+
+
+def test_snapshots_and_the_cosine_schedule():
+    tasks = [make_task("moons", n_train=32, n_test=4, seed=s) for s in range(2)]
+    points = torch.stack([t.train_points for t in tasks]).double()
+    labels = torch.stack([t.train_labels for t in tasks]).double()
+    models = [build_classifier("gated_elementwise", d_model=4, seed=s).double() for s in range(2)]
+    long = stack(copy.deepcopy(models))
+    fitted = train_ensemble(long, points, labels, epochs=12, learning_rate=0.05, snapshots=[5, 12])
+    short = stack(copy.deepcopy(models))
+    train_ensemble(short, points, labels, epochs=5, learning_rate=0.05)
+    for name, value in short.params.items():  # constant schedule: a prefix is a shorter run
+        assert torch.allclose(fitted["snapshots"][5][name], value, atol=1e-12)
+        assert torch.equal(fitted["snapshots"][12][name], long.params[name])
+    assert fitted["accuracy_curve"].shape == (2, 12)
+    cosine = stack(copy.deepcopy(models))
+    annealed = train_ensemble(
+        cosine, points, labels, epochs=12, learning_rate=0.05, schedule="cosine"
+    )
+    assert not torch.allclose(annealed["train_loss"], fitted["train_loss"])
+    with pytest.raises(ValueError, match="schedule"):
+        train_ensemble(cosine, points, labels, epochs=4, learning_rate=0.05, schedule="step")
+    with pytest.raises(ValueError, match="snapshots"):
+        train_ensemble(cosine, points, labels, epochs=4, learning_rate=0.05, snapshots=[9])
+
+
+def test_sweep_points_vary_one_factor_at_a_time():
+    config = {"d_model": 4, "depths": [1], "n_tokens": 2, "n_train": 128}
+    points = sweep_points(config)
+    assert points[0]["factor"] == "default"
+    assert len(points) == 1 + sum(len(v) - 1 for v in SWEEP.values())
+    for point in points[1:]:
+        changed = [k for k in SWEEP if point[k] != points[0][k]]
+        assert changed == [point["factor"]]
+
+
+@pytest.mark.slow
+def test_tiny_pilot_and_sweep(tmp_path, monkeypatch):
+    plan = {**PILOT, "budgets": [4, 8], "seeds": [100, 101, 102]}
+    rows = run_pilot(
+        "small",
+        device="cpu",
+        directory=tmp_path,
+        progress=False,
+        plan=plan,
+        tasks=["xor", "blobs"],
+        models=["ungated", "gated_elementwise"],
+    )
+    assert len(rows) == 2 * 2 * 3 * 2
+    assert {r["budget"] for r in rows} == {4, 8}
+    assert choose_epochs(rows, plan)["summary"][0]["runs"] == 12
+    monkeypatch.setattr("curvlab.experiments.sweep.SWEEP", {"d_model": [4, 8]})
+    out = sweep(
+        "small",
+        tmp_path / "sweep",
+        device="cpu",
+        directory=tmp_path,
+        progress=False,
+        seeds=[0, 1, 2],
+        epochs=6,
+        tasks=["xor", "blobs"],
+    )
+    assert [r["factor"] for r in out] == ["default", "d_model"]
+    for row in out:
+        assert 0 <= row["converged_share"] <= 1 and row["n_seeds"] == 3
+        assert row["e2_ci_low"] <= row["e2_effect"] <= row["e2_ci_high"]
+    assert (tmp_path / "sweep" / "sweep.csv").exists()
