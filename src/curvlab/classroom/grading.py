@@ -184,8 +184,8 @@ def build_plan(bundle: Bundle, notebook: nbformat.NotebookNode, result: Submissi
             answers.setdefault(label, []).append(cell.source)
             anchor = f"answer:{label}"
             continue
-        if role == "check" or markup.looks_like_check(cell.source):
-            check = public.get(normalized(cell.source))
+        check = public.get(normalized(cell.source))
+        if role == "check" or check is not None:
             if check is not None:
                 seen_checks.add(check.key)
             elif role == "check":
