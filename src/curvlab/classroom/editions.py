@@ -210,11 +210,17 @@ def autograder_bundle(chapter: Chapter) -> Bundle:
     names: dict[str, list[str]] = {}
     scaffold: dict[str, list[str]] = {}
     solution: dict[str, list[str]] = {}
+    templates: dict[str, list[str]] = {}
     for cell, role in zip(chapter.notebook.cells, chapter.roles, strict=True):
         if cell.cell_type != "code":
             continue
         if role.role == "solution":
             layout.append(f"answer:{role.exercise}")
+            exercise = chapter.exercise(role.exercise)
+            asked = named_in_statement(exercise.statement, defined_names(cell.source))
+            templates.setdefault(role.exercise, []).append(
+                markup.placeholder_source(role.exercise, cell.source, asked)
+            )
             for name in defined_names(cell.source):
                 if name not in names.setdefault(role.exercise, []):
                     names[role.exercise].append(name)
@@ -249,6 +255,7 @@ def autograder_bundle(chapter: Chapter) -> Bundle:
                 ),
                 solution_sha256=answer_digest(solution.get(exercise.label, [])),
                 scaffold=tuple(line.strip() for line in scaffold.get(exercise.label, ())),
+                templates=tuple(templates.get(exercise.label, ())),
             )
         )
     return Bundle(

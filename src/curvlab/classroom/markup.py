@@ -124,8 +124,7 @@ def check_description(source: str) -> str:
     what = first_line[1:].strip() if first_line.startswith("#") else ""
     if not what:
         raise ValueError(
-            "a check's first line must be a comment saying what it checks, "
-            f"got {first_line[:60]!r}"
+            f"a check's first line must be a comment saying what it checks, got {first_line[:60]!r}"
         )
     return what
 
