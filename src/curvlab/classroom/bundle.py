@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 BUNDLE_FORMAT = "curvlab-classroom-autograder/2"
@@ -37,8 +37,12 @@ class CheckSpec:
 
     @property
     def key(self) -> str:
-        """``<exercise-label>#<number>``."""
+        """A stable name for the check, ``<exercise-label>#<number>``."""
         return f"{self.exercise}#{self.number}"
+
+    def spec(self) -> CheckSpec:
+        """This check as the bundle holds it (a subclass's extra fields left out)."""
+        return CheckSpec(**{item.name: getattr(self, item.name) for item in fields(CheckSpec)})
 
 
 @dataclass(frozen=True)

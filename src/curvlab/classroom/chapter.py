@@ -25,6 +25,7 @@ import jupytext
 import nbformat
 
 from . import markup
+from .bundle import CheckSpec
 
 EXAMPLE_CHAPTER = """\
 ---
@@ -96,21 +97,12 @@ class ChapterFormatError(ValueError):
 
 
 @dataclass(frozen=True)
-class Check:
-    """One check cell: ``points`` earned when its ``source`` runs to the end without error."""
+class Check(CheckSpec):
+    """One check cell of a chapter: a :class:`~curvlab.classroom.bundle.CheckSpec` and the
+    index of its cell in the chapter notebook (``number`` counts 1, 2, ... in source order
+    within the exercise)."""
 
-    exercise: str
-    number: int  # 1, 2, ... in source order within the exercise
-    points: int | float
-    what: str
-    hidden: bool
-    source: str
-    cell: int  # index of the cell in the chapter notebook
-
-    @property
-    def key(self) -> str:
-        """A stable name for the check, ``<exercise-label>#<number>``."""
-        return f"{self.exercise}#{self.number}"
+    cell: int = -1
 
 
 @dataclass(frozen=True)

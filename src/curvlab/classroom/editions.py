@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 
 from . import markup
-from .bundle import Bundle, CheckSpec, ExerciseSpec, answer_digest
+from .bundle import Bundle, ExerciseSpec, answer_digest
 from .chapter import CellRole, Chapter, defined_names, named_in_statement
 
 
@@ -242,17 +242,7 @@ def autograder_bundle(chapter: Chapter) -> Bundle:
                 title=exercise.title,
                 names=defined,
                 required=named_in_statement(exercise.statement, defined),
-                checks=tuple(
-                    CheckSpec(
-                        exercise=check.exercise,
-                        number=check.number,
-                        points=check.points,
-                        what=check.what,
-                        hidden=check.hidden,
-                        source=check.source,
-                    )
-                    for check in exercise.checks
-                ),
+                checks=tuple(check.spec() for check in exercise.checks),
                 solution_sha256=answer_digest(solution.get(exercise.label, [])),
                 scaffold=tuple(line.strip() for line in scaffold.get(exercise.label, ())),
                 templates=tuple(templates.get(exercise.label, ())),
