@@ -49,7 +49,9 @@ def test_fixture_chapter_reads_into_its_exercises_and_checks():
     chapter = read_chapter(FIXTURE)
     text = FIXTURE.read_text(encoding="utf-8")
     labels = re.findall(r"^:label: (\S+)$", text, flags=re.MULTILINE)
-    headers = re.findall(r"^# check (\S+) \((\d+) points?\)", text, flags=re.MULTILINE)
+    headers = re.findall(
+        r"^:exercise: (\S+) (?:hidden )?check \((\d+) points?\)", text, flags=re.MULTILINE
+    )
     assert [exercise.label for exercise in chapter.exercises] == labels
     assert [(check.exercise, check.points) for check in chapter.checks] == [
         (label, int(points)) for label, points in headers
@@ -61,15 +63,18 @@ def test_fixture_chapter_reads_into_its_exercises_and_checks():
             assert exercise.points == int(stated.group(1))
             assert exercise.solution_cells, exercise.label
     assert len(chapter.graded_exercises) >= 2 and len(chapter.exercises) >= 3
-    hidden = text.count(":tags: [check, hidden, remove-cell]")
+    hidden = len(re.findall(r"^:exercise: \S+ hidden check ", text, flags=re.MULTILINE))
     assert sum(check.hidden for check in chapter.checks) == hidden
+
+
+MARKER_FORM = "is not one of ':exercise: <label> answer'"
 
 
 @pytest.mark.parametrize(
     ("replacements", "expected"),
     [
         (
-            [("# check ex-sphere-demo-cap-area (1 point): matches", "# check ex-cap (1 point): m")],
+            [("ex-sphere-demo-cap-area check (1 point)", "ex-cap check (1 point)")],
             "check cell for unknown exercise label 'ex-cap'",
         ),
         (
@@ -85,51 +90,73 @@ def test_fixture_chapter_reads_into_its_exercises_and_checks():
             "duplicate exercise label 'ex-sphere-demo-curvature'",
         ),
         (
-            [("(2 points): equals the curvature", "(two points): equals the curvature")],
-            "is not of the form '# check <exercise-label> (<n> point[s]): <what it checks>'",
+            [("curvature hidden check (2 points)", "curvature hidden check (two points)")],
+            MARKER_FORM,
         ),
         (
-            [("(2 points): equals the curvature", "(2 point): equals the curvature")],
-            "write '(1 point)' for one point",
+            [("curvature hidden check (2 points)", "curvature hidden check (2 point)")],
+            "'(1 point)'",
         ),
         (
-            [("(2 points): equals the curvature", "(0 points): equals the curvature")],
+            [("curvature hidden check (2 points)", "curvature hidden check (0 points)")],
             "points must be positive",
         ),
+        ([("curvature hidden check (2 points)", "curvature secret check (2 points)")], MARKER_FORM),
         (
-            [("distance (1 point): antipodal", "distance (2 points): antipodal")],
+            [("distance hidden check (1 point)", "distance hidden check (2 points)")],
             "states 'Points: 4' but its checks are worth 5",
         ),
         (
-            [(":tags: [check, hidden, remove-cell]", ":tags: [check, hidden]")],
+            [
+                (
+                    "cap-area hidden check (1 point)\n:tags: [remove-cell]",
+                    "cap-area hidden check (1 point)",
+                )
+            ],
             "must also be tagged 'remove-cell'",
         ),
         (
             [
                 (
-                    "::::{solution-end}\n::::\n\n```{code-cell} ipython3\n:tags: [check]\n"
-                    "# check ex-sphere-demo-distance",
-                    "```{code-cell} ipython3\n:tags: [check]\n# check ex-sphere-demo-distance",
+                    "::::{solution-end}\n::::\n\n```{code-cell} ipython3\n"
+                    ":exercise: ex-sphere-demo-distance check",
+                    "```{code-cell} ipython3\n:exercise: ex-sphere-demo-distance check",
                 )
             ],
             "never closed",
         ),
+        ([("    # END SOLUTION\n", "")], "without a matching '# END SOLUTION'"),
         (
-            [("    # END SOLUTION\n", "")],
-            "without a matching '# END SOLUTION'",
-        ),
-        (
-            [(":tags: [check]\n# check ex-sphere-demo-curvature", ":tags: [solution]\n# ex-")],
-            "tagged 'solution' outside a solution-start/solution-end span",
+            [("ex-sphere-demo-curvature check (1 point)", "ex-sphere-demo-curvature answer")],
+            "answer cell of 'ex-sphere-demo-curvature' outside any solution span",
         ),
         (
             [
                 (
-                    ":tags: [check]\n# check ex-sphere-demo-curvature",
-                    ":tags: []\n# check ex-sphere-demo-curvature",
+                    ":exercise: ex-sphere-demo-cap-area answer",
+                    ":exercise: ex-sphere-demo-curvature answer",
                 )
             ],
-            "must be tagged 'check'",
+            "answer cell of 'ex-sphere-demo-curvature' inside the solution span of "
+            "'ex-sphere-demo-cap-area'",
+        ),
+        (
+            [(":exercise: ex-sphere-demo-cap-area answer", ":tags: [hide-output]")],
+            "not marked ':exercise: ex-sphere-demo-cap-area answer'",
+        ),
+        (
+            [("# the answer is a float between 0 and 1\n", "")],
+            "check of 'ex-sphere-demo-cap-area': a check's first line must be a comment",
+        ),
+        (
+            [
+                (
+                    ":exercise: ex-sphere-demo-curvature check (1 point)\n"
+                    "# the answer is a SymPy expression in r alone",
+                    ":tags: [check]\n# check ex-sphere-demo-curvature (1 point): in r alone",
+                )
+            ],
+            "tag(s) ['check'] no longer mark an exercise cell",
         ),
     ],
 )
@@ -148,10 +175,10 @@ def test_format_violations_are_reported_with_chapter_cell_and_label(
 def test_every_format_violation_is_reported_at_once(tmp_path):
     path = _mutated(
         tmp_path,
-        ("distance (1 point): antipodal", "distance (2 points): antipodal"),
+        ("distance hidden check (1 point)", "distance hidden check (2 points)"),
         (
-            ":tags: [check, hidden, remove-cell]\n# check ex-sphere-demo-cap-area",
-            ":tags: [check, hidden]\n# check ex-sphere-demo-cap-area",
+            "cap-area hidden check (1 point)\n:tags: [remove-cell]",
+            "cap-area hidden check (1 point)",
         ),
     )
     with pytest.raises(ChapterFormatError) as caught:
@@ -162,13 +189,15 @@ def test_every_format_violation_is_reported_at_once(tmp_path):
 @settings(max_examples=50, deadline=None)
 @given(
     label=st.from_regex(r"ex-[a-z]+(-[a-z0-9]+){0,3}", fullmatch=True),
+    role=st.sampled_from(["answer", "check"]),
     points=st.integers(min_value=1, max_value=50),
-    what=st.from_regex(r"[A-Za-z0-9][A-Za-z0-9 ,.()=/-]{0,60}[A-Za-z0-9.)]", fullmatch=True),
+    hidden=st.booleans(),
 )
-def test_check_headers_read_back_what_was_written(label, points, what):
-    header = markup.format_check_header(label, points, what)
-    parsed = markup.parse_check_header(header + "\nassert True")
-    assert (parsed.label, parsed.points, parsed.what) == (label, points, what)
+def test_cell_markers_read_back_what_was_written(label, role, points, hidden):
+    if role == "answer":
+        points, hidden = 0, False
+    marker = markup.CellMarker(label, role, points, hidden)
+    assert markup.parse_cell_marker(markup.format_cell_marker(marker)) == marker
 
 
 def _all_sources(notebook) -> str:
@@ -293,9 +322,9 @@ def test_student_command_writes_editions_for_the_chapters_of_a_toc(tmp_path, cap
 
 
 def test_student_command_fails_on_a_malformed_chapter(tmp_path, capsys):
-    path = _mutated(tmp_path, ("(2 points): equals", "(two points): equals"))
+    path = _mutated(tmp_path, ("curvature hidden check (2 points)", "curvature check (2 pts)"))
     assert main(["student", str(path), "--out", str(tmp_path / "out")]) == 1
-    assert "is not of the form" in capsys.readouterr().err
+    assert MARKER_FORM in capsys.readouterr().err
 
 
 def test_grade_command_refuses_an_empty_submissions_folder(tmp_path, capsys):

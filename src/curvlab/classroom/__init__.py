@@ -2,8 +2,8 @@
 cannot fool.
 
 A chapter is the single source: its exercises (``{exercise}`` blocks), their gated solutions
-(code cells tagged ``solution``) and their checks (code cells whose first line is
-``# check <label> (<n> points): ...``, tagged ``check``, hidden ones also ``hidden``).
+and their checks, every code cell of an exercise marked by one ``:exercise:`` metadata line
+(``<label> answer``, ``<label> check (<n> points)``, ``<label> hidden check (<n> points)``).
 
 - :mod:`~curvlab.classroom.markup`    the markup, read line by line (pure string functions)
 - :mod:`~curvlab.classroom.chapter`   :func:`read_chapter`: a chapter into validated exercises

@@ -3,7 +3,9 @@
 - :class:`CheckSpec`     one check: its source, points, visibility;
 - :class:`ExerciseSpec`  an exercise: the names its answer defines (``required``: those the
   statement asks for), its checks, and a digest of its solution's answer lines (to flag a
-  submission that is the solution line for line, without the bundle holding the solution);
+  submission that is the solution line for line, without the bundle holding the solution),
+  and its answer cells as the student edition gives them (``templates``: the given lines a
+  returned cell is restored to, :mod:`curvlab.classroom.scaffold`);
 - :class:`Bundle`        the chapter: its exercises, the given code cells of the student
   edition (``given``, restored before a submission runs) and the ``layout`` of the student
   edition (``given:<k>``, ``answer:<label>``, ``checks:<label>`` in order), and the
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 BUNDLE_FORMAT = "curvlab-classroom-autograder/2"
@@ -35,8 +37,12 @@ class CheckSpec:
 
     @property
     def key(self) -> str:
-        """``<exercise-label>#<number>``."""
+        """A stable name for the check, ``<exercise-label>#<number>``."""
         return f"{self.exercise}#{self.number}"
+
+    def spec(self) -> CheckSpec:
+        """This check as the bundle holds it (a subclass's extra fields left out)."""
+        return CheckSpec(**{item.name: getattr(self, item.name) for item in fields(CheckSpec)})
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class ExerciseSpec:
     checks: tuple[CheckSpec, ...]
     solution_sha256: str
     scaffold: tuple[str, ...] = ()
+    templates: tuple[str, ...] = ()  # the student edition's answer cells, in order
 
     @property
     def points(self) -> int | float:
@@ -111,6 +118,7 @@ class Bundle:
                 checks=tuple(CheckSpec(**check) for check in item["checks"]),
                 solution_sha256=item["solution_sha256"],
                 scaffold=tuple(item.get("scaffold", ())),
+                templates=tuple(item.get("templates", ())),
             )
             for item in data["exercises"]
         )

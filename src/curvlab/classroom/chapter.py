@@ -3,10 +3,10 @@
 :func:`read_chapter` reads a MyST Markdown notebook (jupytext) and classifies every cell:
 
 - ``context``   chapter code and prose, handed out unchanged;
-- ``solution``  code cells tagged ``solution`` inside a ``solution-start``/``solution-end`` span
-  (the answer cells), and ``solution-extra`` for other code cells of such a span;
-- ``check``     check cells (tag ``check``, first line ``# check <label> (<n> points): ...``),
-  hidden when also tagged ``hidden``.
+- ``solution``  the answer cells, ``:exercise: <label> answer``, inside the exercise's
+  ``solution-start``/``solution-end`` span;
+- ``check``     check cells, ``:exercise: <label> check (<n> points)``, or ``hidden check``
+  (see :mod:`curvlab.classroom.markup` for the format).
 
 Every rule of the format is validated; all problems are reported at once in a
 :class:`ChapterFormatError` that names the chapter, the cell (its number and its line in the
@@ -25,6 +25,7 @@ import jupytext
 import nbformat
 
 from . import markup
+from .bundle import CheckSpec
 
 EXAMPLE_CHAPTER = """\
 ---
@@ -47,7 +48,7 @@ Define `two`, the integer 1 + 1. Points: 3.
 ::::
 
 ```{code-cell} ipython3
-:tags: [solution]
+:exercise: ex-tiny-two answer
 two = 1 + 1
 ```
 
@@ -55,14 +56,15 @@ two = 1 + 1
 ::::
 
 ```{code-cell} ipython3
-:tags: [check]
-# check ex-tiny-two (1 point): two is an int
+:exercise: ex-tiny-two check (1 point)
+# two is an int
 assert isinstance(two, int)
 ```
 
 ```{code-cell} ipython3
-:tags: [check, hidden, remove-cell]
-# check ex-tiny-two (2 points): two is 2
+:exercise: ex-tiny-two hidden check (2 points)
+:tags: [remove-cell]
+# two is 2
 assert two == 2
 ```
 """
@@ -95,21 +97,12 @@ class ChapterFormatError(ValueError):
 
 
 @dataclass(frozen=True)
-class Check:
-    """One check cell: ``points`` earned when its ``source`` runs to the end without error."""
+class Check(CheckSpec):
+    """One check cell of a chapter: a :class:`~curvlab.classroom.bundle.CheckSpec` and the
+    index of its cell in the chapter notebook (``number`` counts 1, 2, ... in source order
+    within the exercise)."""
 
-    exercise: str
-    number: int  # 1, 2, ... in source order within the exercise
-    points: int | float
-    what: str
-    hidden: bool
-    source: str
-    cell: int  # index of the cell in the chapter notebook
-
-    @property
-    def key(self) -> str:
-        """A stable name for the check, ``<exercise-label>#<number>``."""
-        return f"{self.exercise}#{self.number}"
+    cell: int = -1
 
 
 @dataclass(frozen=True)
@@ -144,7 +137,7 @@ class Exercise:
 class CellRole:
     """What a chapter cell is for: ``role`` and, for exercise cells, the exercise label."""
 
-    role: str  # context | solution | solution-extra | check
+    role: str  # context | solution | check
     exercise: str | None = None
     segments: tuple[markup.Segment, ...] = ()
     in_solution: tuple[bool, ...] = ()  # per Markdown segment: inside a gated solution span
@@ -256,11 +249,13 @@ def _where(chapter: str, cell: int, lines: tuple[int, ...]) -> str:
 def read_chapter(path: str | Path) -> Chapter:
     """Read the chapter at ``path`` (a MyST Markdown notebook) and validate its exercises.
 
-    Raises :class:`ChapterFormatError` listing every problem: a check cell whose label names no
-    exercise, a malformed check header, a solution for an unknown exercise, an exercise with
-    checks but no solution cell, duplicate labels, unbalanced solution spans or scaffold
-    markers, a hidden check not also tagged ``remove-cell``, a statement whose ``Points: n``
-    differs from the sum of its checks' points.
+    Raises :class:`ChapterFormatError` listing every problem: a malformed ``:exercise:``
+    marker, a check whose label names no exercise or whose first line does not say what it
+    checks, a solution for an unknown exercise, an answer cell outside its own solution span,
+    an unmarked code cell inside one, an exercise with checks but no answer cell, duplicate
+    labels, unbalanced solution spans or scaffold markers, a hidden check not also tagged
+    ``remove-cell``, a statement whose ``Points: n`` differs from its checks' points, and the
+    markup of earlier versions (tags ``solution``/``check``/``hidden``, ``# check`` headers).
 
     >>> import tempfile
     >>> chapter = read_chapter(write_example_chapter(tempfile.mkdtemp()))
@@ -272,7 +267,7 @@ def read_chapter(path: str | Path) -> Chapter:
     Traceback (most recent call last):
     ...
     curvlab.classroom.chapter.ChapterFormatError: ...broken.md: 2 exercise-format problem(s):
-      - cell 4 (line 30 of ...): check header '# check ex-tiny-two (one point): ...' is not ...
+      - cell 4 (line 30 of ...): ':exercise: ex-tiny-two check (one point)' is not one of ...
       - cell 1 (line 8 of ...): exercise 'ex-tiny-two' states 'Points: 3' but its checks are ...
     """
     path = Path(path)
@@ -320,7 +315,7 @@ class _Reader:
     roles: list[CellRole] = field(default_factory=list)
     span: tuple[str, int] | None = None  # (label, cell) of the open solution-start
     closed_spans: dict[str, int] = field(default_factory=dict)
-    checks: dict[str, list[tuple[int, markup.CheckHeader, bool, str]]] = field(default_factory=dict)
+    checks: dict[str, list[tuple[int, markup.CellMarker, str, str]]] = field(default_factory=dict)
     title: str = ""
 
     def problem(self, cell: int, message: str) -> None:
@@ -398,41 +393,67 @@ class _Reader:
             self.span = (label, index)
 
     def code_cell(self, index: int, cell) -> None:
-        """A check, a solution cell (inside a span) or chapter code."""
+        """An answer cell (inside its solution span), a check, or chapter code."""
         tags = list(cell.metadata.get("tags", []))
-        if "check" in tags or markup.looks_like_check(cell.source):
-            self._check(index, cell, tags)
-            return
-        if self.span is not None:
-            label = self.span[0]
-            if "solution" in tags:
-                self.records.get(label, {}).setdefault("solution_cells", []).append(index)
-                try:
-                    markup.scaffold_parts(cell.source)
-                except ValueError as error:
-                    self.problem(index, f"solution of {label!r}: {error}")
-                self.roles.append(CellRole("solution", exercise=label))
-            else:
-                self.roles.append(CellRole("solution-extra", exercise=label))
-            return
-        if "solution" in tags:
+        value = cell.metadata.get(markup.MARKER_KEY)
+        old = [tag for tag in ("solution", "check", "hidden") if tag in tags]
+        if old or (value is None and _OLD_CHECK_HEADER.match(cell.source.lstrip("\n"))):
+            found = f"tag(s) {old}" if old else "a '# check <label> (<n> points):' first line"
             self.problem(
-                index, "code cell tagged 'solution' outside a solution-start/solution-end span"
+                index,
+                f"{found} no longer mark an exercise cell: give the cell one line "
+                f"':{markup.MARKER_KEY}: <label> answer', ':{markup.MARKER_KEY}: <label> check "
+                f"(<n> points)' or ':{markup.MARKER_KEY}: <label> hidden check (<n> points)'",
             )
-        self.roles.append(CellRole("context"))
-
-    def _check(self, index: int, cell, tags: list[str]) -> None:
-        if "check" not in tags:
-            self.problem(index, "a cell whose first line is a check header must be tagged 'check'")
+        if value is None:
+            if self.span is not None:
+                label = self.span[0]
+                self.problem(
+                    index,
+                    f"code cell inside the solution span of {label!r} is not marked "
+                    f"':{markup.MARKER_KEY}: {label} answer'",
+                )
+            self.roles.append(CellRole("context"))
+            return
         try:
-            header = markup.parse_check_header(cell.source)
+            marker = markup.parse_cell_marker(value)
         except ValueError as error:
             self.problem(index, str(error))
             self.roles.append(CellRole("context"))
             return
-        hidden = "hidden" in tags
-        label = header.label
-        if hidden and "remove-cell" not in tags:
+        if marker.role == "answer":
+            self._answer(index, cell, marker.label)
+        else:
+            self._check(index, cell, tags, marker)
+
+    def _answer(self, index: int, cell, label: str) -> None:
+        if self.span is None or self.span[0] != label:
+            where = (
+                "outside any solution span"
+                if self.span is None
+                else f"inside the solution span of {self.span[0]!r}"
+            )
+            self.problem(
+                index,
+                f"answer cell of {label!r} {where}: it belongs between "
+                f"'{{solution-start}} {label}' and its '{{solution-end}}'",
+            )
+        if label in self.records:
+            self.records[label].setdefault("solution_cells", []).append(index)
+        try:
+            markup.scaffold_parts(cell.source)
+        except ValueError as error:
+            self.problem(index, f"answer cell of {label!r}: {error}")
+        self.roles.append(CellRole("solution", exercise=label))
+
+    def _check(self, index: int, cell, tags: list[str], marker: markup.CellMarker) -> None:
+        label = marker.label
+        try:
+            what = markup.check_description(cell.source)
+        except ValueError as error:
+            self.problem(index, f"check of {label!r}: {error}")
+            what = ""
+        if marker.hidden and "remove-cell" not in tags:
             self.problem(
                 index,
                 f"hidden check of {label!r} must also be tagged 'remove-cell' "
@@ -445,7 +466,7 @@ class _Reader:
         elif label in self.solved and label not in self.closed_spans:
             if not _plain_solution(self.roles, self.solved[label], label):
                 self.problem(index, f"check cell of {label!r} before its {{solution-end}}")
-        self.checks.setdefault(label, []).append((index, header, hidden, cell.source))
+        self.checks.setdefault(label, []).append((index, marker, what, cell.source))
         self.roles.append(CellRole("check", exercise=label))
 
     def exercises(self) -> tuple[Exercise, ...]:
@@ -457,13 +478,13 @@ class _Reader:
                 Check(
                     exercise=label,
                     number=number,
-                    points=header.points,
-                    what=header.what,
-                    hidden=hidden,
+                    points=marker.points,
+                    what=what,
+                    hidden=marker.hidden,
                     source=source,
                     cell=index,
                 )
-                for number, (index, header, hidden, source) in enumerate(
+                for number, (index, marker, what, source) in enumerate(
                     self.checks.get(label, []), start=1
                 )
             )
@@ -472,7 +493,8 @@ class _Reader:
                 self.problem(
                     record["cell"],
                     f"exercise {label!r} has checks but no solution: its "
-                    "solution-start/solution-end span needs a code cell tagged 'solution'",
+                    f"solution-start/solution-end span needs a code cell marked "
+                    f"':{markup.MARKER_KEY}: {label} answer'",
                 )
             stated = markup.stated_points(record["statement"])
             total = sum(check.points for check in checks)
@@ -494,6 +516,9 @@ class _Reader:
                 )
             )
         return tuple(built)
+
+
+_OLD_CHECK_HEADER = re.compile(r"#\s*check\s+\S+\s+\(")
 
 
 def _plain_solution(roles: list[CellRole], cell: int, label: str) -> bool:

@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 
 from . import markup
-from .bundle import Bundle, CheckSpec, ExerciseSpec, answer_digest
+from .bundle import Bundle, ExerciseSpec, answer_digest
 from .chapter import CellRole, Chapter, defined_names, named_in_statement
 
 
@@ -106,10 +106,12 @@ def _check_numbers(chapter: Chapter) -> dict[int, int]:
 
 STUDENT_PREAMBLE = """\
 *Student edition of this chapter.* Write each answer in the cell that starts with
-`# ANSWER <exercise label>` (replace the line that raises `NotImplementedError`). The cells that
-start with `# check <label> (<n> points): ...` check your answer: run them, and a failure tells
-you which check failed. Do not edit or delete them: grading runs its own copy of every check,
-plus hidden checks, and reports check cells that were edited or deleted."""
+`# ANSWER <exercise label>`: in place of the line that raises `NotImplementedError`, between
+`# BEGIN ANSWER` and `# END ANSWER` where the cell has them (the other lines of that cell are
+given: leave them as they are). The code cells after an answer check it; the first line of
+each says what it checks. Run them, and a failure tells you which check failed. Do not edit or
+delete them: grading runs its own copy of every check, plus hidden checks, restores the given
+code, and reports cells that were edited or deleted."""
 
 
 def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
@@ -142,8 +144,6 @@ def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
             source = markup.placeholder_source(exercise.label, cell.source, names)
             metadata = {"curvlab": {"role": "answer", "exercise": exercise.label}}
             cells.append(_new_cell("code", source, metadata))
-        elif role.role == "solution-extra":
-            continue
         elif role.role == "check":
             check = chapter.exercise(role.exercise).checks[numbers[index] - 1]
             if check.hidden:
@@ -179,8 +179,8 @@ def instructor_notebook(chapter: Chapter) -> nbformat.NotebookNode:
     ...     print(cell.source.split("\\n")[0], cell.metadata.get("curvlab", {}).get("role"))
     two = 1 + 1 answer
     ::::{solution-end} None
-    # check ex-tiny-two (1 point): two is an int check
-    # check ex-tiny-two (2 points): two is 2 check
+    # two is an int check
+    # two is 2 check
     """
     numbers = _check_numbers(chapter)
     cells = []
@@ -210,11 +210,17 @@ def autograder_bundle(chapter: Chapter) -> Bundle:
     names: dict[str, list[str]] = {}
     scaffold: dict[str, list[str]] = {}
     solution: dict[str, list[str]] = {}
+    templates: dict[str, list[str]] = {}
     for cell, role in zip(chapter.notebook.cells, chapter.roles, strict=True):
-        if cell.cell_type != "code" or role.role == "solution-extra":
+        if cell.cell_type != "code":
             continue
         if role.role == "solution":
             layout.append(f"answer:{role.exercise}")
+            exercise = chapter.exercise(role.exercise)
+            asked = named_in_statement(exercise.statement, defined_names(cell.source))
+            templates.setdefault(role.exercise, []).append(
+                markup.placeholder_source(role.exercise, cell.source, asked)
+            )
             for name in defined_names(cell.source):
                 if name not in names.setdefault(role.exercise, []):
                     names[role.exercise].append(name)
@@ -236,19 +242,10 @@ def autograder_bundle(chapter: Chapter) -> Bundle:
                 title=exercise.title,
                 names=defined,
                 required=named_in_statement(exercise.statement, defined),
-                checks=tuple(
-                    CheckSpec(
-                        exercise=check.exercise,
-                        number=check.number,
-                        points=check.points,
-                        what=check.what,
-                        hidden=check.hidden,
-                        source=check.source,
-                    )
-                    for check in exercise.checks
-                ),
+                checks=tuple(check.spec() for check in exercise.checks),
                 solution_sha256=answer_digest(solution.get(exercise.label, [])),
                 scaffold=tuple(line.strip() for line in scaffold.get(exercise.label, ())),
+                templates=tuple(templates.get(exercise.label, ())),
             )
         )
     return Bundle(
@@ -341,7 +338,7 @@ def leaked_solution_lines(chapter: Chapter, notebook: nbformat.NotebookNode) -> 
     given: set[str] = set()
     hidden = {check.cell for check in chapter.checks if check.hidden}
     for index, (cell, role) in enumerate(zip(chapter.notebook.cells, chapter.roles, strict=True)):
-        if role.role == "solution-extra" or index in hidden:
+        if index in hidden:
             continue
         if role.role != "solution":
             given.update(line.strip() for line in cell.source.split("\n"))

@@ -35,6 +35,7 @@ import nbformat
 from . import markup
 from .bundle import Bundle, answer_digest, normalized
 from .sandbox import SANDBOX_UID, Limits, kill_everything, sandbox_command, sandbox_problem
+from .scaffold import restore_answer
 
 STATUS_ORDER = ("ok", "flagged", "tampered", "timeout", "crashed", "unreadable")
 
@@ -181,11 +182,19 @@ def build_plan(bundle: Bundle, notebook: nbformat.NotebookNode, result: Submissi
         role, meta = _role(cell)
         label = _answer_label(cell)
         if label is not None and any(ex.label == label for ex in bundle.exercises):
-            answers.setdefault(label, []).append(cell.source)
+            templates = bundle.exercise(label).templates
+            placed = answers.setdefault(label, [])
+            source = cell.source
+            if len(placed) < len(templates):  # its given lines restored from the original
+                restored = restore_answer(label, templates[len(placed)], source)
+                source = restored.source
+                for problem in restored.problems:
+                    result.flag("tampered", problem)
+            placed.append(source)
             anchor = f"answer:{label}"
             continue
-        if role == "check" or markup.looks_like_check(cell.source):
-            check = public.get(normalized(cell.source))
+        check = public.get(normalized(cell.source))
+        if role == "check" or check is not None:
             if check is not None:
                 seen_checks.add(check.key)
             elif role == "check":

@@ -1,12 +1,17 @@
 """The exercise markup of a chapter, read line by line: pure string functions.
 
-Three pieces of markup make a graded exercise (the format every chapter follows):
+An exercise is declared once, by its MyST directive, and every code cell that belongs to it
+names it in one way, its ``exercise`` metadata (a ``:exercise:`` line in MyST):
 
-- a MyST directive block in a Markdown cell, ``::::{exercise} Title`` with ``:label: ex-...``;
-  its solution, either a plain ``{solution} <label>`` block (text only) or a gated span
-  ``{solution-start} <label>`` ... ``{solution-end}`` around code cells tagged ``solution``;
-- check cells whose first line is ``# check <label> (<n> point[s]): <what it checks>``;
-- inside a solution cell, an optional scaffold: the lines between ``# BEGIN SOLUTION`` and
+- ``::::{exercise} Title`` with ``:label: ex-...`` in a Markdown cell: the exercise, its title
+  and statement (an optional ``Points: n`` in it must match its checks);
+- its solution, shown by the book in a dropdown: a gated span ``{solution-start} <label>`` ...
+  ``{solution-end}`` around its answer cells, ``:exercise: <label> answer``; or, for a written
+  exercise without checks, a plain ``{solution} <label>`` block;
+- its checks after the span, ``:exercise: <label> check (<n> point[s])``, or
+  ``:exercise: <label> hidden check (<n> point[s])`` (also tagged ``remove-cell``, so the book
+  does not show it), each starting with a comment line saying what it checks;
+- inside an answer cell, an optional scaffold: the lines between ``# BEGIN SOLUTION`` and
   ``# END SOLUTION`` are the answer, the rest is given to the student.
 """
 
@@ -15,10 +20,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-CHECK_HEADER = re.compile(
-    r"^# check (?P<label>\S+) \((?P<points>\d+(?:\.\d+)?) (?P<unit>points?)\): (?P<what>\S.*)$"
+MARKER_KEY = "exercise"
+_MARKER = re.compile(
+    r"^(?P<label>[A-Za-z][\w.:-]*) +(?:(?P<answer>answer)|(?P<hidden>hidden +)?check +"
+    r"\((?P<points>\d+(?:\.\d+)?) (?P<unit>points?)\))$"
 )
-_CHECK_PREFIX = re.compile(r"^\s*#\s*check\b")
 _OPENING = re.compile(
     r"^(?P<indent>\s*)(?P<fence>:{3,}|`{3,})\{(?P<name>[a-z][\w:-]*)\}\s*(?P<argument>.*?)\s*$"
 )
@@ -27,6 +33,9 @@ _OPTION = re.compile(r"^\s*:(?P<key>[\w-]+):\s*(?P<value>.*?)\s*$")
 _POINTS_IN_STATEMENT = re.compile(r"\bPoints?:\s*(?P<points>\d+(?:\.\d+)?)")
 BEGIN_SOLUTION = "# BEGIN SOLUTION"
 END_SOLUTION = "# END SOLUTION"
+BEGIN_ANSWER = "# BEGIN ANSWER"
+END_ANSWER = "# END ANSWER"
+ANSWER_MARKERS = (BEGIN_ANSWER, END_ANSWER)
 SOLUTION_DIRECTIVES = ("exercise", "solution", "solution-start", "solution-end")
 
 
@@ -41,64 +50,83 @@ def as_points(text: str) -> int | float:
 
 
 @dataclass(frozen=True)
-class CheckHeader:
-    """The first line of a check cell, ``# check <label> (<n> points): <what it checks>``."""
+class CellMarker:
+    """What a code cell's ``exercise`` metadata says: the exercise it belongs to, its role.
+
+    ``role`` is ``"answer"`` or ``"check"``; a check has its ``points`` and ``hidden``.
+    """
 
     label: str
-    points: int | float
-    what: str
+    role: str
+    points: int | float = 0
+    hidden: bool = False
 
 
-def looks_like_check(source: str) -> bool:
-    """Whether the first line of ``source`` starts like a check header (``# check ...``).
+def parse_cell_marker(value: object) -> CellMarker:
+    """Read a code cell's marker, the value of its ``exercise`` metadata (``:exercise:`` line).
 
-    >>> looks_like_check("# check ex-a (1 point): x is 1\\nassert x == 1")
-    True
-    >>> looks_like_check("# checking the answer by hand")
-    False
-    """
-    first_line = source.lstrip("\n").split("\n", 1)[0]
-    return bool(_CHECK_PREFIX.match(first_line))
+    The value is ``<label> answer``, ``<label> check (<n> point[s])`` or
+    ``<label> hidden check (<n> point[s])``, with ``n`` a positive number.
 
-
-def parse_check_header(source: str) -> CheckHeader:
-    """Read the header line of a check cell's ``source``.
-
-    The first line must be exactly ``# check <exercise-label> (<n> point[s]): <what it checks>``
-    with ``n`` a positive number (``1 point``, ``2 points``).
-
-    >>> parse_check_header("# check ex-a (2 points): matches on hidden inputs\\nassert True")
-    CheckHeader(label='ex-a', points=2, what='matches on hidden inputs')
-    >>> parse_check_header("# check ex-a: no points")  # doctest: +ELLIPSIS
+    >>> parse_cell_marker("ex-a answer")
+    CellMarker(label='ex-a', role='answer', points=0, hidden=False)
+    >>> parse_cell_marker("ex-a hidden check (2 points)")
+    CellMarker(label='ex-a', role='check', points=2, hidden=True)
+    >>> parse_cell_marker("ex-a check")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: check header '# check ex-a: no points' is not of the form ...
+    ValueError: ':exercise: ex-a check' is not one of ...
     """
-    first_line = source.lstrip("\n").split("\n", 1)[0].rstrip()
-    match = CHECK_HEADER.match(first_line)
+    text = value.strip() if isinstance(value, str) else ""
+    match = _MARKER.match(text)
     if match is None:
         raise ValueError(
-            f"check header {first_line!r} is not of the form "
-            "'# check <exercise-label> (<n> point[s]): <what it checks>'"
+            f"':{MARKER_KEY}: {value}' is not one of ':{MARKER_KEY}: <label> answer', "
+            f"':{MARKER_KEY}: <label> check (<n> point[s])', "
+            f"':{MARKER_KEY}: <label> hidden check (<n> point[s])'"
         )
+    if match["answer"]:
+        return CellMarker(label=match["label"], role="answer")
     points = as_points(match["points"])
     if points <= 0:
-        raise ValueError(f"check header {first_line!r}: points must be positive, got {points}")
+        raise ValueError(f"':{MARKER_KEY}: {text}': points must be positive, got {points}")
     if (points == 1) != (match["unit"] == "point"):
         raise ValueError(
-            f"check header {first_line!r}: write '(1 point)' for one point, '(n points)' otherwise"
+            f"':{MARKER_KEY}: {text}': write '(1 point)' for one point, '(n points)' otherwise"
         )
-    return CheckHeader(label=match["label"], points=points, what=match["what"].strip())
+    return CellMarker(match["label"], "check", points, hidden=bool(match["hidden"]))
 
 
-def format_check_header(label: str, points: int | float, what: str) -> str:
-    """The header line of a check cell; :func:`parse_check_header` reads it back.
+def format_cell_marker(marker: CellMarker) -> str:
+    """The ``exercise`` metadata value of ``marker``; :func:`parse_cell_marker` reads it back.
 
-    >>> format_check_header("ex-a", 1, "x is 1")
-    '# check ex-a (1 point): x is 1'
+    >>> format_cell_marker(CellMarker("ex-a", "check", 1))
+    'ex-a check (1 point)'
     """
-    unit = "point" if points == 1 else "points"
-    return f"# check {label} ({points} {unit}): {what}"
+    if marker.role == "answer":
+        return f"{marker.label} answer"
+    unit = "point" if marker.points == 1 else "points"
+    hidden = "hidden " if marker.hidden else ""
+    return f"{marker.label} {hidden}check ({marker.points} {unit})"
+
+
+def check_description(source: str) -> str:
+    """What a check cell checks: the text of its first line, which must be a comment.
+
+    >>> check_description("# two is an int\\nassert isinstance(two, int)")
+    'two is an int'
+    >>> check_description("assert two == 2")
+    Traceback (most recent call last):
+    ...
+    ValueError: a check's first line must be a comment saying what it checks, got 'assert two == 2'
+    """
+    first_line = source.lstrip("\n").split("\n", 1)[0].strip()
+    what = first_line[1:].strip() if first_line.startswith("#") else ""
+    if not what:
+        raise ValueError(
+            f"a check's first line must be a comment saying what it checks, got {first_line[:60]!r}"
+        )
+    return what
 
 
 def stated_points(statement: str) -> int | float | None:
@@ -213,42 +241,44 @@ def split_markdown(text: str) -> list[Segment]:
     return segments
 
 
-def scaffold_parts(source: str) -> list[tuple[bool, list[str]]]:
-    """Split a solution cell into given and answer parts at the scaffold markers.
+def scaffold_parts(
+    source: str, markers: tuple[str, str] = (BEGIN_SOLUTION, END_SOLUTION)
+) -> list[tuple[bool, list[str]]]:
+    """Split an answer cell into given and answer parts at its scaffold ``markers``.
 
     Returns ``(is_answer, lines)`` pairs in order; the marker lines themselves belong to no
-    part. A cell without markers is one answer part.
+    part. A cell without markers is one answer part. ``markers`` are the chapter's
+    ``# BEGIN SOLUTION``/``# END SOLUTION`` or the student edition's :data:`ANSWER_MARKERS`.
 
     >>> scaffold_parts("def f(x):\\n    # BEGIN SOLUTION\\n    return x\\n    # END SOLUTION")
     [(False, ['def f(x):']), (True, ['    return x'])]
     >>> scaffold_parts("y = 2")
     [(True, ['y = 2'])]
     """
+    begin, end = markers
     lines = source.split("\n")
-    markers = [line.strip() for line in lines]
-    if BEGIN_SOLUTION not in markers and END_SOLUTION not in markers:
+    stripped = [line.strip() for line in lines]
+    if begin not in stripped and end not in stripped:
         return [(True, lines)]
     parts: list[tuple[bool, list[str]]] = []
     current: list[str] = []
     inside = False
-    for number, (line, marker) in enumerate(zip(lines, markers, strict=True), start=1):
-        if marker in (BEGIN_SOLUTION, END_SOLUTION):
-            opens = marker == BEGIN_SOLUTION
+    for number, (line, marker) in enumerate(zip(lines, stripped, strict=True), start=1):
+        if marker in (begin, end):
+            opens = marker == begin
             if opens == inside:
-                expected = END_SOLUTION if inside else BEGIN_SOLUTION
+                expected = end if inside else begin
                 raise ValueError(
                     f"scaffold line {number}: found {marker!r} where {expected!r} was expected"
                 )
-            if current:
-                parts.append((inside, current))
+            parts.append((inside, current))
             current, inside = [], opens
             continue
         current.append(line)
     if inside:
-        raise ValueError(f"scaffold: {BEGIN_SOLUTION!r} without a matching {END_SOLUTION!r}")
-    if current:
-        parts.append((False, current))
-    return parts
+        raise ValueError(f"scaffold: {begin!r} without a matching {end!r}")
+    parts.append((False, current))
+    return [(is_answer, part) for is_answer, part in parts if part or is_answer]
 
 
 def placeholder_source(label: str, source: str, names: tuple[str, ...] = ()) -> str:
@@ -256,22 +286,27 @@ def placeholder_source(label: str, source: str, names: tuple[str, ...] = ()) -> 
 
     The first line, ``# ANSWER <label>``, marks the cell as the answer to ``label``; each
     answer part (the whole cell when it has no scaffold markers) becomes a line raising
-    ``NotImplementedError`` at the indentation of the part's first line.
+    ``NotImplementedError`` at the indentation of the part's first line. In a scaffolded
+    cell that line stands between :data:`ANSWER_MARKERS`: what the student writes there is
+    the answer, and the lines outside are given (grading restores them).
 
     >>> print(placeholder_source("ex-a", "x = 1", ("x",)))
     # ANSWER ex-a: define x here, then run the checks below.
     raise NotImplementedError("ex-a: replace this line with your answer")
     >>> scaffold = "def f(x):\\n    # BEGIN SOLUTION\\n    return x\\n    # END SOLUTION"
     >>> print(placeholder_source("ex-f", scaffold))
-    # ANSWER ex-f: write your answer in place of NotImplementedError, then run the checks below.
+    # ANSWER ex-f: write your answer between BEGIN ANSWER and END ANSWER, then run the checks below.
     def f(x):
-        # YOUR ANSWER HERE
+        # BEGIN ANSWER
         raise NotImplementedError("ex-f: replace this line with your answer")
+        # END ANSWER
     """
     what = f"define {', '.join(names)} here" if names else None
     parts = scaffold_parts(source)
     scaffolded = len(parts) > 1 or not parts[0][0]
-    if scaffolded or what is None:
+    if scaffolded:
+        what = "write your answer between BEGIN ANSWER and END ANSWER"
+    elif what is None:
         what = "write your answer in place of NotImplementedError"
     lines = [f"# ANSWER {label}: {what}, then run the checks below."]
     for is_answer, part in parts:
@@ -280,11 +315,11 @@ def placeholder_source(label: str, source: str, names: tuple[str, ...] = ()) -> 
             continue
         first = next((line for line in part if line.strip()), "")
         indent = first[: len(first) - len(first.lstrip())]
+        raise_line = f'raise NotImplementedError("{label}: replace this line with your answer")'
         if scaffolded:
-            lines.append(f"{indent}# YOUR ANSWER HERE")
-        lines.append(
-            f'{indent}raise NotImplementedError("{label}: replace this line with your answer")'
-        )
+            lines.extend(f"{indent}{line}" for line in (BEGIN_ANSWER, raise_line, END_ANSWER))
+        else:
+            lines.append(f"{indent}{raise_line}")
     return "\n".join(lines)
 
 

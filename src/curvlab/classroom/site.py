@@ -35,7 +35,7 @@ def student_markdown(path: str | Path) -> str:
     hidden = {check.cell for check in chapter.checks if check.hidden}
     notebook = nbformat.v4.new_notebook(metadata=chapter.notebook.metadata)
     for index, (cell, role) in enumerate(zip(chapter.notebook.cells, chapter.roles, strict=True)):
-        if role.role in ("solution", "solution-extra") or index in hidden:
+        if role.role == "solution" or index in hidden:
             continue
         if cell.cell_type == "markdown" and role.segments:
             text = markdown_without_solutions(chapter, role)
