@@ -39,6 +39,7 @@ __all__ = [
     "measure_members",
     "resolve_device",
     "run_cell",
+    "train_and_judge",
 ]
 
 CODE_MODULES: tuple[str, ...] = (
@@ -158,10 +159,15 @@ def measure_members(ens, train_x, test_x, config: dict) -> list[dict]:
     return out
 
 
-def _cell(config: dict) -> dict:
-    """Train and measure one (model, depth) cell: all tasks × seeds as one ensemble."""
-    model, depth, epochs = config["model"], config["depth"], config["epochs"]
-    members = [(t, s) for t in config["tasks"] for s in config["seeds"]]
+def train_and_judge(config: dict, model: str, depth: int, members, epochs: int) -> dict:
+    """Train the ensemble of ``members`` ((task, seed) pairs) of one (model, depth) for
+    ``epochs`` by the config's schedule, measure it at the start of the convergence window and
+    at the end, and judge each member by :func:`~curvlab.experiments.convergence.converged`.
+
+    Returns ``params`` (per member), ``fitted`` (:func:`train_ensemble`'s output), ``tested``
+    (test loss and accuracy), ``measured`` (per member, at the end) and ``judged`` (per member:
+    converged, accuracy spread, measure change or None when not finite).
+    """
     ens, params, train_x, train_y, test_x, test_y = build_members(config, model, depth, members)
     t0 = window_start(epochs)
     fitted = train_ensemble(
@@ -178,12 +184,31 @@ def _cell(config: dict) -> dict:
     final = measure_members(ens, train_x, test_x, config)
     start = measure_members(ens.with_params(fitted["snapshots"][t0]), train_x, test_x, config)
     accuracy = torch.cat([fitted["accuracy_curve"][:, t0:], fitted["train_accuracy"][:, None]], 1)
+    judged = []
+    for e in range(len(members)):
+        ok, spread, change = converged(accuracy[e].tolist(), start[e], final[e])
+        judged.append((ok, spread, change if math.isfinite(change) else None))
+    return {
+        "params": params,
+        "fitted": fitted,
+        "tested": tested,
+        "measured": final,
+        "judged": judged,
+    }
+
+
+def _cell(config: dict) -> dict:
+    """Train and measure one (model, depth) cell: all tasks × seeds as one ensemble."""
+    model, depth, epochs = config["model"], config["depth"], config["epochs"]
+    members = [(t, s) for t in config["tasks"] for s in config["seeds"]]
+    trained = train_and_judge(config, model, depth, members, epochs)
+    params, fitted, tested = trained["params"], trained["fitted"], trained["tested"]
     curve = fitted["loss_curve"]
     keep = sorted({*range(0, curve.shape[1], CURVE_STRIDE), curve.shape[1] - 1})
     runs, curves = [], []
     for e, (task, seed) in enumerate(members):
-        ok, spread, change = converged(accuracy[e].tolist(), start[e], final[e])
-        measured = final[e]
+        ok, spread, change = trained["judged"][e]
+        measured = trained["measured"][e]
         runs.append(
             {
                 "task": task,
@@ -198,7 +223,7 @@ def _cell(config: dict) -> dict:
                 "epochs": epochs,
                 "converged": ok,
                 "accuracy_spread": spread,
-                "measure_change": change if math.isfinite(change) else None,
+                "measure_change": change,
                 "plateau_change": fitted["plateau_change"][e],
                 "train_loss": float(fitted["train_loss"][e]),
                 "train_accuracy": float(fitted["train_accuracy"][e]),

@@ -29,19 +29,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import torch
 from tqdm.auto import tqdm
 
 from curvlab.experiments import write_csv
 from curvlab.experiments.cache import cached
-from curvlab.experiments.cells import (
-    CODE_MODULES,
-    build_members,
-    measure_members,
-    resolve_device,
-)
-from curvlab.experiments.convergence import converged, window_start
-from curvlab.experiments.ensemble import evaluate_ensemble, train_ensemble
+from curvlab.experiments.cells import CODE_MODULES, resolve_device, train_and_judge
 
 __all__ = ["PILOT", "choose_epochs", "pilot", "run_pilot"]
 
@@ -62,26 +54,10 @@ def _pilot_cell(config: dict) -> list[dict]:
     members = [(t, s) for t in config["tasks"] for s in config["seeds"]]
     rows = []
     for budget in sorted(config["budgets"]):
-        ens, _, train_x, train_y, test_x, test_y = build_members(
-            config, config["model"], config["depth"], members
-        )
-        t0 = window_start(budget)
-        fitted = train_ensemble(
-            ens,
-            train_x,
-            train_y,
-            epochs=budget,
-            learning_rate=config["learning_rate"],
-            weight_decay=config["weight_decay"],
-            schedule=config["schedule"],
-            snapshots=[t0],
-        )
-        start = measure_members(ens.with_params(fitted["snapshots"][t0]), train_x, test_x, config)
-        end = measure_members(ens, train_x, test_x, config)
-        tested = evaluate_ensemble(ens, test_x, test_y)
-        window = torch.cat([fitted["accuracy_curve"][:, t0:], fitted["train_accuracy"][:, None]], 1)
+        trained = train_and_judge(config, config["model"], config["depth"], members, budget)
+        fitted, tested = trained["fitted"], trained["tested"]
         for e, (task, seed) in enumerate(members):
-            ok, spread, change = converged(window[e].tolist(), start[e], end[e])
+            ok, spread, change = trained["judged"][e]
             rows.append(
                 {
                     "task": task,
@@ -91,7 +67,7 @@ def _pilot_cell(config: dict) -> list[dict]:
                     "budget": budget,
                     "converged": ok,
                     "accuracy_spread": spread,
-                    "measure_change": change if change != float("inf") else None,
+                    "measure_change": change,
                     "train_accuracy": float(fitted["train_accuracy"][e]),
                     "test_accuracy": float(tested["accuracy"][e]),
                 }
