@@ -27,7 +27,15 @@ from curvlab.experiments.analysis import claims
 from curvlab.experiments.cells import resolve_device, run_cell
 from curvlab.tasks import NONLINEAR_TASKS
 
-__all__ = ["SWEEP", "SWEEP_MODELS", "SWEEP_SEEDS", "sweep", "sweep_points"]
+__all__ = [
+    "SWEEP",
+    "SWEEP_MODELS",
+    "SWEEP_SEEDS",
+    "sign_class",
+    "stable_factors",
+    "sweep",
+    "sweep_points",
+]
 
 SWEEP: dict[str, list[int]] = {
     "d_model": [4, 16, 32],
@@ -119,3 +127,45 @@ def sweep(
     if out is not None:
         write_csv(rows, Path(out) / "sweep.csv")
     return rows
+
+
+def sign_class(row: dict, key: str) -> str:
+    """Where the 95% interval of ``key`` ("e1" or "e2") lies: "above", "below" or "across" 0.
+
+    >>> sign_class({"e1_ci_low": 0.1, "e1_ci_high": 0.4}, "e1")
+    'above'
+    >>> sign_class({"e2_ci_low": -0.1, "e2_ci_high": 0.4}, "e2")
+    'across'
+    """
+    if row[key + "_ci_low"] > 0:
+        return "above"
+    if row[key + "_ci_high"] < 0:
+        return "below"
+    return "across"
+
+
+def stable_factors(rows: list[dict], keys: tuple[str, ...] = ("e1", "e2")) -> dict[str, bool]:
+    """Per swept factor: whether every point along it has the default point's sign class for
+    every difference in ``keys`` (the comparison is stable along that factor).
+
+    ``rows`` is :func:`sweep`'s output; its first row is the default point.
+
+    >>> rows = [{"factor": "default", "e1_ci_low": 0.1, "e1_ci_high": 0.5},
+    ...         {"factor": "depth", "e1_ci_low": 0.2, "e1_ci_high": 0.9},
+    ...         {"factor": "n_train", "e1_ci_low": -0.2, "e1_ci_high": 0.9}]
+    >>> stable_factors(rows, ("e1",))
+    {'depth': True, 'n_train': False}
+    """
+    if not rows or rows[0].get("factor") != "default":
+        raise ValueError("rows: expected sweep() output, its first row the default point")
+    default = rows[0]
+    factors = list(dict.fromkeys(r["factor"] for r in rows[1:]))
+    return {
+        f: all(
+            sign_class(r, k) == sign_class(default, k)
+            for r in rows
+            if r["factor"] == f
+            for k in keys
+        )
+        for f in factors
+    }
