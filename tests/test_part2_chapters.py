@@ -115,3 +115,24 @@ def test_claims_and_the_verdict_rule_read_the_same_p(gap_nonlinear, gap_linear):
         "verdict": "contradicted" if linear[0]["verdict"] != "contradicted" else "supported",
     }
     assert not stats.verdict_follows(flipped)
+
+
+def test_the_sensitivity_analysis_recomputes_each_claim_on_converged_runs_only():
+    from curvlab.experiments.analysis import SENSITIVITY_FIELDS, analyse, claims
+
+    runs = _synthetic_runs(0.05, 0.0)
+    for run in runs:  # seeds 0 and 1 lose one run each; seed 1's gated run becomes an outlier
+        if (run["seed"], run["task"], run["model"]) in {
+            (0, "xor", "ungated"),
+            (1, "spirals", "gated_elementwise"),
+        }:
+            run["converged"] = False
+            run["test_accuracy"] = 0.2
+    records = {r["claim"]: r for r in analyse(runs)["claims"]}
+    alone = {r["claim"]: r for r in claims([r for r in runs if r["converged"]])}
+    e2 = records["E2"]
+    assert e2["n_seeds"] == 8 and e2["converged_n_seeds"] == 6  # seeds 0 and 1 drop out
+    for field in SENSITIVITY_FIELDS:
+        assert e2[f"converged_{field}"] == alone["E2"][field]
+    assert e2["converged_effect"] != e2["effect"]  # the unconverged runs moved the estimate
+    assert records["E2-linear"]["converged_n_seeds"] == 8  # no linear run was unconverged

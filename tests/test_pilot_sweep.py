@@ -7,10 +7,17 @@ import pytest
 import torch
 
 from curvlab.attention import build_classifier
-from curvlab.experiments.convergence import converged, window_start
+from curvlab.experiments.cells import train_and_judge, train_until_converged
+from curvlab.experiments.convergence import budgets, converged, window_start
 from curvlab.experiments.ensemble import stack, train_ensemble
 from curvlab.experiments.pilot import PILOT, choose_epochs, run_pilot
-from curvlab.experiments.sweep import SWEEP, sweep, sweep_points
+from curvlab.experiments.sweep import (
+    SWEEP,
+    reverses,
+    stable_factors,
+    sweep,
+    sweep_points,
+)
 from curvlab.tasks import make_task
 
 
@@ -143,3 +150,66 @@ def test_tiny_pilot_and_sweep(tmp_path, monkeypatch):
         assert 0 <= row["converged_share"] <= 1 and row["n_seeds"] == 3
         assert row["e2_ci_low"] <= row["e2_effect"] <= row["e2_ci_high"]
     assert (tmp_path / "sweep" / "sweep.csv").exists()
+
+
+def test_budget_ladder_doubles_and_refuses_bad_settings():
+    assert budgets(50, 2) == [50, 100, 200]
+    assert budgets(50, 0) == [50]
+    with pytest.raises(ValueError, match="retrain_doublings"):
+        budgets(50, -1)
+    with pytest.raises(ValueError, match="epochs"):
+        budgets(1, 2)
+
+
+def _ladder_config(**overrides):
+    from curvlab.experiments.reproduce import reproduce_config
+
+    config = reproduce_config(
+        "small", epochs=8, retrain_doublings=2, grid=4, rho_points=8, **overrides
+    )
+    return {**config, "device": "cpu"}
+
+
+def test_each_run_keeps_the_first_budget_at_which_it_converged():
+    config = _ladder_config()
+    members = [(t, s) for t in ("xor", "blobs") for s in (0, 1, 2)]
+    results, seconds = train_until_converged(config, "gated_elementwise", 1, members)
+    assert seconds > 0 and len(results) == len(members)
+    ladder = budgets(config["epochs"], config["retrain_doublings"])
+    assert len({r["epochs"] for r in results}) > 1  # the case exercises retraining
+    for member, result in zip(members, results, strict=True):
+        assert result["epochs"] in ladder
+        # trained alone, at each budget of the ladder up to its own: the same judgement
+        for budget in ladder[: ladder.index(result["epochs"]) + 1]:
+            alone = train_and_judge(config, "gated_elementwise", 1, [member], budget)
+            ok = alone["judged"][0][0]
+            if budget < result["epochs"]:
+                assert not ok  # retrained only after missing the criterion
+            else:
+                assert ok == result["converged"]
+                assert float(alone["tested"]["accuracy"][0]) == result["test_accuracy"]
+                for key in ("rho", "rho_normal"):
+                    assert math.isclose(
+                        alone["measured"][0][key], result["measured"][key], rel_tol=1e-6
+                    )
+        if not result["converged"]:
+            assert result["epochs"] == ladder[-1]  # unconverged only at the cap
+    assert len(results[0]["curve"]) == len(results[0]["curve_epochs"])
+    assert results[0]["curve_epochs"][-1] == results[0]["epochs"] - 1
+
+
+def test_direction_rule_counts_only_reversals_and_the_sign_class_rule_any_change():
+    default = {"factor": "default", "e1_effect": 0.2, "e1_ci_low": 0.05, "e1_ci_high": 0.35}
+    default |= {"e2_effect": 0.03, "e2_ci_low": 0.01, "e2_ci_high": 0.05}
+    weaker = {"factor": "depth", "e1_ci_low": -0.1, "e1_ci_high": 0.5}
+    weaker |= {"e2_ci_low": -0.01, "e2_ci_high": 0.06}
+    reversed_e2 = {"factor": "n_train", "e1_ci_low": 0.1, "e1_ci_high": 0.3}
+    reversed_e2 |= {"e2_ci_low": -0.06, "e2_ci_high": -0.01}
+    rows = [default, weaker, reversed_e2]
+    assert stable_factors(rows) == {"depth": True, "n_train": False}
+    assert stable_factors(rows, rule="sign class") == {"depth": False, "n_train": False}
+    assert reverses(reversed_e2, default, "e2") and not reverses(weaker, default, "e2")
+    with pytest.raises(ValueError, match="rule"):
+        stable_factors(rows, rule="vibes")
+    with pytest.raises(ValueError, match="rows"):
+        stable_factors(rows[1:])

@@ -6,8 +6,10 @@ curvature (∫|K| dA and ρ are heavy-tailed and positive).  Directional claims 
 interval, p Holm-adjusted over all claims; "no advantage on linear tasks" uses TOST against the
 margin of :data:`ANALYSIS` (its ``ci_low``/``ci_high`` are then the 90% TOST interval and ``p``
 the TOST p).  Runs that did not converge (:mod:`curvlab.experiments.convergence`) stay in the
-analysis and are counted in each claim's ``unconverged_runs``.  The verdict rules are those of
-:mod:`curvlab.stats`.
+analysis and are counted in each claim's ``unconverged_runs``; as a sensitivity analysis every
+claim is computed again on the converged runs alone (a seed enters when all of its runs that the
+claim pairs converged), its result in the ``converged_*`` fields (:data:`SENSITIVITY_FIELDS`).
+The verdict rules are those of :mod:`curvlab.stats`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from curvlab.tasks import HARD_TASKS, LINEAR_TASKS, NONLINEAR_TASKS, TASKS
 __all__ = [
     "ANALYSIS",
     "CLAIM_FIELDS",
+    "SENSITIVITY_FIELDS",
     "analyse",
     "claims",
     "correlations",
@@ -55,6 +58,10 @@ CLAIM_FIELDS: tuple[str, ...] = (
     "verdict",
 )
 """The fields every record of ``claims.json`` has (more may follow)."""
+
+SENSITIVITY_FIELDS: tuple[str, ...] = ("effect", "ci_low", "ci_high", "p", "n_seeds", "verdict")
+"""The fields of a claim recomputed on converged runs only, stored as ``converged_<field>``
+(None where fewer than 3 seeds remain)."""
 
 
 def _index(runs: Iterable[dict], measure: str) -> dict:
@@ -337,8 +344,13 @@ def analyse(runs: Sequence[dict], *, plan: dict = ANALYSIS) -> dict:
     """Claims, per-task effects and correlations for every depth present in ``runs``."""
     depths = sorted({r["depth"] for r in runs})
     result = {"claims": [], "effects": [], "correlations": []}
+    converged_runs = [r for r in runs if r["converged"]]
     for depth in depths:
-        result["claims"].extend(claims(runs, depth=depth, plan=plan))
+        sensitivity = {c["claim"]: c for c in claims(converged_runs, depth=depth, plan=plan)}
+        for record in claims(runs, depth=depth, plan=plan):
+            other = sensitivity.get(record["claim"], {})
+            record.update({f"converged_{k}": other.get(k) for k in SENSITIVITY_FIELDS})
+            result["claims"].append(record)
         result["effects"].extend(per_task_effects(runs, depth=depth, plan=plan))
         if set(NONLINEAR_TASKS) & {r["task"] for r in runs}:
             result["correlations"].append(correlations(runs, depth=depth, plan=plan))

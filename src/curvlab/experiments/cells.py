@@ -6,11 +6,15 @@ member in float64: test accuracy and loss, ∫|K| dA over the data region, ρ₀
 points along random unit directions (:mod:`curvlab.experiments.measures`).  The measures are
 also taken at the start t₀ of the last window of epochs, from a snapshot of the weights, and
 each run's convergence is judged by :func:`curvlab.experiments.convergence.converged`.
+A run that did not converge is trained afresh with twice the epochs, up the ladder
+:func:`~curvlab.experiments.convergence.budgets` from ``epochs``, ``retrain_doublings`` times
+(:func:`train_until_converged`); the first converged budget is kept.
 Seed s draws the task split and the initial weights.
 
 A cell's configuration is one study configuration (:mod:`curvlab.experiments.reproduce`)
 with single ``model``, ``depth`` and ``device``; its result holds ``runs`` (rows of
-:data:`RUN_COLUMNS`), the loss curves every :data:`CURVE_STRIDE`-th epoch and ``seconds``.
+:data:`RUN_COLUMNS`), the loss curves (each at :data:`CURVE_POINTS` + 1 evenly spaced epochs
+of its own budget) and ``seconds``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import torch
 
 from curvlab.attention import build_classifier, parameter_count
 from curvlab.experiments.cache import cached
-from curvlab.experiments.convergence import converged, window_start
+from curvlab.experiments.convergence import budgets, converged, window_start
 from curvlab.experiments.ensemble import (
     ensemble_jets,
     evaluate_ensemble,
@@ -33,13 +37,14 @@ from curvlab.tasks import LINEAR_TASKS, make_task
 
 __all__ = [
     "CODE_MODULES",
-    "CURVE_STRIDE",
+    "CURVE_POINTS",
     "RUN_COLUMNS",
     "build_members",
     "measure_members",
     "resolve_device",
     "run_cell",
     "train_and_judge",
+    "train_until_converged",
 ]
 
 CODE_MODULES: tuple[str, ...] = (
@@ -53,7 +58,8 @@ CODE_MODULES: tuple[str, ...] = (
 )
 """The modules a cached cell depends on: editing any of them recomputes it."""
 
-CURVE_STRIDE = 10
+CURVE_POINTS = 40
+"""Each loss curve is kept at epochs k·B/40, k = 0..40, of its budget B."""
 
 RUN_COLUMNS: tuple[str, ...] = (
     "task",
@@ -89,6 +95,9 @@ RUN_COLUMNS: tuple[str, ...] = (
 the window), plateau_change the loss's relative drop over the window (recorded, not used),
 curvature_total_abs = ∫|K| dA over the data region, rho = ρ₀, rho_normal = ρ⊥
 (:mod:`curvlab.experiments.measures`), and their natural logs."""
+
+
+_TRAINED = RUN_COLUMNS[RUN_COLUMNS.index("params") : RUN_COLUMNS.index("test_accuracy") + 1]
 
 
 def resolve_device(device) -> str:
@@ -138,8 +147,11 @@ def measure_members(ens, train_x, test_x, config: dict) -> list[dict]:
     sheet = sheet_from_jets(J, H, weights)
     points = test_x.double()[:, : config["rho_points"]]
     generator = torch.Generator().manual_seed(0)
-    shape = (*points.shape[:2], config["rho_directions"], 2)
-    directions = torch.randn(*shape, generator=generator, dtype=torch.float64).to(points.device)
+    shape = (*points.shape[:2], config["rho_directions"], 2)  # (E, N, directions, 2)
+    # one set of directions for every member, so that a member's ρ does not depend on its
+    # place in the ensemble (the retraining ladder trains subsets)
+    directions = torch.randn(*shape[1:], generator=generator, dtype=torch.float64)
+    directions = directions.expand(*shape).to(points.device)
     directions = directions / directions.norm(dim=-1, keepdim=True)
     J, H = ensemble_jets(ens, points)
     rho = direction_measures(J, H, directions)
@@ -197,18 +209,64 @@ def train_and_judge(config: dict, model: str, depth: int, members, epochs: int) 
     }
 
 
+def _curve(loss_curve, budget: int) -> tuple[list[int], list[float]]:
+    epochs = sorted(
+        {min(budget - 1, round(k * budget / CURVE_POINTS)) for k in range(CURVE_POINTS + 1)}
+    )
+    return epochs, [float(loss_curve[e]) for e in epochs]
+
+
+def train_until_converged(config: dict, model: str, depth: int, members) -> tuple[list, float]:
+    """Train every member of ``members`` ((task, seed) pairs) of one (model, depth) at the first
+    budget of the ladder ``budgets(config["epochs"], config["retrain_doublings"])``, then train the
+    members that did not converge afresh at the next budget, and so on; each member keeps the
+    first budget at which it converged (or the last one).  Members of an ensemble do not
+    interact, so a member's result does not depend on which others share its rung.
+
+    Returns (per member a dict: ``epochs``, ``converged``, ``accuracy_spread``,
+    ``measure_change``, ``plateau_change``, train/test loss and accuracy, ``params``, the
+    measures of :func:`measure_members` and the loss curve ``curve_epochs``/``curve``;
+    the training seconds).
+    """
+    results: list = [None] * len(members)
+    remaining = list(range(len(members)))
+    seconds = 0.0
+    for budget in budgets(config["epochs"], config["retrain_doublings"]):
+        trained = train_and_judge(config, model, depth, [members[i] for i in remaining], budget)
+        fitted, tested = trained["fitted"], trained["tested"]
+        seconds += fitted["seconds"]
+        for j, i in enumerate(remaining):
+            ok, spread, change = trained["judged"][j]
+            curve_epochs, curve = _curve(fitted["loss_curve"][j], budget)
+            results[i] = {
+                "params": trained["params"],
+                "epochs": budget,
+                "converged": ok,
+                "accuracy_spread": spread,
+                "measure_change": change,
+                "plateau_change": fitted["plateau_change"][j],
+                "train_loss": float(fitted["train_loss"][j]),
+                "train_accuracy": float(fitted["train_accuracy"][j]),
+                "test_loss": float(tested["loss"][j]),
+                "test_accuracy": float(tested["accuracy"][j]),
+                "measured": trained["measured"][j],
+                "curve_epochs": curve_epochs,
+                "curve": curve,
+            }
+        remaining = [i for i in remaining if not results[i]["converged"]]
+        if not remaining:
+            break
+    return results, seconds
+
+
 def _cell(config: dict) -> dict:
     """Train and measure one (model, depth) cell: all tasks × seeds as one ensemble."""
-    model, depth, epochs = config["model"], config["depth"], config["epochs"]
+    model, depth = config["model"], config["depth"]
     members = [(t, s) for t in config["tasks"] for s in config["seeds"]]
-    trained = train_and_judge(config, model, depth, members, epochs)
-    params, fitted, tested = trained["params"], trained["fitted"], trained["tested"]
-    curve = fitted["loss_curve"]
-    keep = sorted({*range(0, curve.shape[1], CURVE_STRIDE), curve.shape[1] - 1})
+    results, seconds = train_until_converged(config, model, depth, members)
     runs, curves = [], []
-    for e, (task, seed) in enumerate(members):
-        ok, spread, change = trained["judged"][e]
-        measured = trained["measured"][e]
+    for (task, seed), result in zip(members, results, strict=True):
+        measured = result["measured"]
         runs.append(
             {
                 "task": task,
@@ -219,24 +277,15 @@ def _cell(config: dict) -> dict:
                 "d_model": config["d_model"],
                 "n_tokens": config["n_tokens"],
                 "n_train": config["n_train"],
-                "params": params,
-                "epochs": epochs,
-                "converged": ok,
-                "accuracy_spread": spread,
-                "measure_change": change,
-                "plateau_change": fitted["plateau_change"][e],
-                "train_loss": float(fitted["train_loss"][e]),
-                "train_accuracy": float(fitted["train_accuracy"][e]),
-                "test_loss": float(tested["loss"][e]),
-                "test_accuracy": float(tested["accuracy"][e]),
+                **{k: result[k] for k in _TRAINED},
                 **measured,
                 "log_curvature_total_abs": _log(measured["curvature_total_abs"]),
                 "log_rho": _log(measured["rho"]),
                 "log_rho_normal": _log(measured["rho_normal"]),
             }
         )
-        curves.append([float(curve[e, i]) for i in keep])
-    return {"runs": runs, "curve_epochs": keep, "curves": curves, "seconds": fitted["seconds"]}
+        curves.append({"epochs": result["curve_epochs"], "losses": result["curve"]})
+    return {"runs": runs, "curves": curves, "seconds": seconds}
 
 
 def run_cell(cell_config: dict, *, directory=None, refresh: bool = False) -> dict:

@@ -18,6 +18,13 @@ the last epoch E:
 The loss plateau is still recorded beside it (``plateau_change`` in ``runs.csv``).  The
 tolerances were fixed before the pilot (:mod:`curvlab.experiments.pilot`) was run, and the
 pilot reads only this criterion and the ungated baseline's accuracy.
+
+A run that fails the criterion is trained again from its initial weights with twice the
+budget (the schedule spans the budget, so each rung is a run of its own), up the ladder
+:func:`budgets` E, 2E, 4E, ... to a cap; the first budget at which it converges is the one
+kept, and a run still unconverged at the cap is kept at the cap and reported as such
+(:func:`curvlab.experiments.cells.train_until_converged`).  The rule reads only the run's own
+criterion: gated and ungated runs are treated alike, and no difference between them enters.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ __all__ = [
     "LOG_TOLERANCE",
     "MEASURES",
     "WINDOW",
+    "budgets",
     "converged",
     "window_start",
 ]
@@ -56,6 +64,19 @@ def window_start(epochs: int) -> int:
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 2:
         raise ValueError(f"epochs: expected an integer >= 2, got {epochs!r}")
     return epochs - max(1, math.ceil(WINDOW * epochs - 1e-9))
+
+
+def budgets(epochs: int, doublings: int) -> list[int]:
+    """The retraining ladder E, 2E, ..., 2ᵏE with k = ``doublings`` (E = ``epochs`` >= 2).
+
+    >>> budgets(400, 3), budgets(400, 0)
+    ([400, 800, 1600, 3200], [400])
+    """
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 2:
+        raise ValueError(f"epochs: expected an integer >= 2, got {epochs!r}")
+    if isinstance(doublings, bool) or not isinstance(doublings, int) or doublings < 0:
+        raise ValueError(f"retrain_doublings: expected an integer >= 0, got {doublings!r}")
+    return [epochs * 2**k for k in range(doublings + 1)]
 
 
 def _log_change(start, end) -> float | None:

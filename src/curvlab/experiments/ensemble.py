@@ -13,8 +13,9 @@ Training (:func:`train_ensemble`): full-batch Adam on L = Σ_e ℓ_e, ℓ_e the 
 cross-entropy of member e on its own data.  ∂L/∂θ_e = ∂ℓ_e/∂θ_e and Adam acts elementwise,
 so every member follows exactly the trajectory it would follow alone (:func:`train_loop` is
 that per-member loop with :func:`curvlab.training.fit`; the test suite checks the two agree).
-Every epoch's training loss is recorded (the loss curve), and each member's convergence is
-judged by the plateau criterion of :func:`plateau`.
+Every epoch's training loss and accuracy are recorded (the curves), with the loss plateau of
+:func:`plateau` beside them; whether a run of the study converged is judged on accuracy and
+the curvature measures by :mod:`curvlab.experiments.convergence`, not by the loss.
 
 :func:`ensemble_jets` gives the first and second input derivatives of every member's pooled
 representation at once (nested forward-mode ``torch.func.jvp`` through the einsum forward),

@@ -17,6 +17,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
+from curvlab.experiments.cells import CURVE_POINTS  # noqa: E402
 from curvlab.tasks import NONLINEAR_TASKS, TASKS  # noqa: E402
 
 __all__ = [
@@ -52,7 +53,8 @@ def forest_plot(effects, *, baseline: str = "ungated", depth: int = 1):
 
 
 def loss_curve_plot(curve_rows, *, depth: int = 1):
-    """Figure: median loss curve per model and task over seeds, with a 10–90% band."""
+    """Figure: median loss curve per model and task over seeds, with a 10–90% band, against
+    the share of each run's own budget (runs retrained at a longer budget end at 1 too)."""
     tasks = [t for t in TASKS if any(r["task"] == t for r in curve_rows)]
     models = list(dict.fromkeys(r["model"] for r in curve_rows))
     cols = 4
@@ -61,7 +63,8 @@ def loss_curve_plot(curve_rows, *, depth: int = 1):
     grouped: dict = {}
     for r in curve_rows:
         if r["depth"] == depth:
-            grouped.setdefault((r["task"], r["model"]), {}).setdefault(r["epoch"], []).append(
+            share = round(CURVE_POINTS * r["epoch"] / r["budget"]) / CURVE_POINTS
+            grouped.setdefault((r["task"], r["model"]), {}).setdefault(share, []).append(
                 r["loss"]
             )
     for ax, task in zip(axes.flat, tasks, strict=False):
@@ -69,12 +72,14 @@ def loss_curve_plot(curve_rows, *, depth: int = 1):
             series = grouped.get((task, model))
             if not series:
                 continue
-            epochs = sorted(series)
-            values = np.array([series[e] for e in epochs])  # (epochs, seeds)
-            line = ax.plot(epochs, np.median(values, axis=1), label=model, lw=1)[0]
+            shares = sorted(series)
+            values = [series[x] for x in shares]  # per share: the runs' losses there
+            median = [np.median(v) for v in values]
+            line = ax.plot(shares, median, label=model, lw=1)[0]
             ax.fill_between(
-                epochs,
-                *np.quantile(values, [0.1, 0.9], axis=1),
+                shares,
+                [np.quantile(v, 0.1) for v in values],
+                [np.quantile(v, 0.9) for v in values],
                 color=line.get_color(),
                 alpha=0.15,
             )
@@ -83,7 +88,7 @@ def loss_curve_plot(curve_rows, *, depth: int = 1):
     for ax in list(axes.flat)[len(tasks) :]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7)
-    fig.supxlabel("epoch")
+    fig.supxlabel("share of the run's epochs")
     fig.supylabel("training loss")
     fig.tight_layout()
     return fig

@@ -18,7 +18,10 @@ computed.  The last budget has no successor and cannot be chosen.  If no budget 
 :func:`choose_epochs` says so (``chosen`` None) and its ``epochs`` fall back to the smallest
 budget at which the baseline stopped improving (``rule`` "baseline only"; this fallback was
 added when a first pilot showed no budget reaching the share), so that the protocol is still
-fixed by the baseline alone and the shortfall in convergence is reported, not hidden.
+fixed by the baseline alone and the shortfall in convergence is reported, not hidden.  The
+study then retrains each unconverged run at doubled budgets
+(:func:`curvlab.experiments.cells.train_until_converged`); the summary's ``ladder_share``
+says how far that reaches within the pilot's own budgets.
 
 ``python -m curvlab pilot --out DIR`` writes ``DIR/pilot.csv`` (one row per run and budget)
 and ``DIR/pilot_summary.csv`` (one row per budget).
@@ -115,11 +118,18 @@ def run_pilot(
     return rows
 
 
+def _key(row: dict) -> tuple:
+    return tuple(row.get(k) for k in ("task", "model", "depth", "seed"))
+
+
 def choose_epochs(rows: Sequence[dict], plan: dict = PILOT) -> dict:
     """The pilot's rule (module docstring) on its rows: ``summary`` (per budget: runs,
     converged share, baseline mean test accuracy, its gain to the next budget, whether both
-    conditions hold), ``chosen`` (the smallest qualifying budget, or None), ``epochs`` (the
-    budget the protocol uses: ``chosen``, else the fallback) and ``rule`` (which applied).
+    conditions hold, and ``ladder_share``: the share of runs converged at this budget or, when
+    retrained, at a later budget of the pilot, what the study's retraining ladder reaches
+    within the pilot's budgets; informative, not part of the rule), ``chosen`` (the smallest
+    qualifying budget, or None), ``epochs`` (the budget the protocol uses: ``chosen``, else the
+    fallback) and ``rule`` (which applied).
 
     >>> rows = [
     ...     {"budget": b, "model": m, "converged": b >= 200, "test_accuracy": acc}
@@ -165,6 +175,11 @@ def choose_epochs(rows: Sequence[dict], plan: dict = PILOT) -> dict:
         ),
         None,
     )
+    for here in summary:  # the retraining ladder from this budget, as far as the pilot reaches
+        later = {s["budget"] for s in summary if s["budget"] >= here["budget"]}
+        runs = {_key(r) for r in rows if r["budget"] == here["budget"]}
+        done = {_key(r) for r in rows if r["budget"] in later and r["converged"]}
+        here["ladder_share"] = len(runs & done) / len(runs)
     rule = "converged share and baseline" if chosen is not None else "baseline only"
     epochs = chosen if chosen is not None else settled
     return {

@@ -3,8 +3,8 @@
 ``reproduce(scale="small", out=DIR)`` (also ``python -m curvlab reproduce``) writes
 
 - ``DIR/runs.csv``  one row per trained model (:data:`RUN_COLUMNS`);
-- ``DIR/loss_curves.csv``  task, model, depth, seed, epoch, loss (every :data:`CURVE_STRIDE`-th
-  epoch and the last);
+- ``DIR/loss_curves.csv``  task, model, depth, seed, budget, epoch, loss (:data:`CURVE_POINTS`
+  + 1 evenly spaced epochs of each run's budget);
 - ``DIR/effects.csv``  per task and comparison: the paired difference over seeds with its 95%
   interval (unadjusted; the forest plot);
 - ``DIR/correlations.json``  E3: Pearson and Spearman, pooled and within task, with intervals;
@@ -19,13 +19,17 @@ The work is split by concern: :mod:`curvlab.experiments.cells` trains and measur
 source of its code), :mod:`curvlab.experiments.analysis` turns runs into claims, and this
 module holds the scales and runs the whole study.  Their public names are re-exported here.
 
-Protocol.  Full-batch Adam for a fixed number of epochs per scale; every run's convergence
-judged by :mod:`curvlab.experiments.convergence` (training accuracy and the curvature
-measures stable over the last fifth of the epochs) and recorded.  The ``small`` scale's
-epochs are those the convergence pilot (:mod:`curvlab.experiments.pilot`) chose from
-convergence and the ungated baseline's accuracy alone; the protocol and :data:`ANALYSIS`
-(measures, tests, margin, level) were fixed before any gated–ungated difference was looked
-at.
+Protocol.  Full-batch Adam with a cosine schedule; every run's convergence judged by
+:mod:`curvlab.experiments.convergence` (training accuracy and the curvature measures stable
+over the last fifth of the epochs) and recorded.  A run starts at the scale's ``epochs``;
+one that did not converge is trained afresh at twice the budget, ``retrain_doublings`` times
+(:func:`curvlab.experiments.cells.train_until_converged`), and a run unconverged at the cap
+is kept and counted.  The ``small`` scale's starting epochs are those the convergence pilot
+(:mod:`curvlab.experiments.pilot`) chose from convergence and the ungated baseline's accuracy
+alone; the protocol and :data:`ANALYSIS` (measures, tests, margin, level) were fixed before
+any gated–ungated difference was looked at, except the retraining ladder, added after the
+first study showed 229 of 800 runs unconverged at a fixed budget (a rule on each run's own
+convergence, blind to the model it trains).
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from curvlab.experiments.analysis import (
 from curvlab.experiments.cache import code_version
 from curvlab.experiments.cells import (
     CODE_MODULES,
-    CURVE_STRIDE,
+    CURVE_POINTS,
     RUN_COLUMNS,
     resolve_device,
     run_cell,
@@ -63,7 +67,7 @@ __all__ = [
     "ANALYSIS",
     "CLAIM_FIELDS",
     "CODE_MODULES",
-    "CURVE_STRIDE",
+    "CURVE_POINTS",
     "RUN_COLUMNS",
     "SCALES",
     "analyse",
@@ -87,6 +91,7 @@ _BASE = {
     "n_test": 256,
     "noise": 0.05,
     "epochs": 400,  # the convergence pilot's choice (curvlab.experiments.pilot)
+    "retrain_doublings": 3,  # the retraining ladder 400, 800, 1600, 3200
     "learning_rate": 0.05,
     "weight_decay": 1e-4,
     "schedule": "cosine",
@@ -130,7 +135,15 @@ SCALES: dict[str, dict] = {
 }
 """Study sizes: one run's settings plus the swept lists (tasks, models, depths, seeds)."""
 
-_CHECKS = {"tasks": TASKS, "models": VARIANTS, "depths": 1, "seeds": 0, "grid": 2, "epochs": 1}
+_CHECKS = {
+    "tasks": TASKS,
+    "models": VARIANTS,
+    "depths": 1,
+    "seeds": 0,
+    "grid": 2,
+    "epochs": 2,
+    "retrain_doublings": 0,
+}
 
 
 def reproduce_config(scale: str = "small", **overrides) -> dict:
@@ -168,10 +181,10 @@ def run_study(
         )
         runs.extend(result["runs"])
         for run, curve in zip(result["runs"], result["curves"], strict=True):
-            for epoch, loss in zip(result["curve_epochs"], curve, strict=True):
+            for epoch, loss in zip(curve["epochs"], curve["losses"], strict=True):
                 curve_rows.append(
                     {k: run[k] for k in ("task", "model", "depth", "seed")}
-                    | {"epoch": epoch, "loss": loss}
+                    | {"budget": run["epochs"], "epoch": epoch, "loss": loss}
                 )
     return runs, curve_rows
 
