@@ -190,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _run_pilot_or_sweep(args)
             return 0
         if args.command == "ensemble-benchmark":
-            from curvlab.experiments.ensemble import benchmark_ensemble
+            from curvlab.experiments.ensemble_benchmark import benchmark_ensemble
 
             result = benchmark_ensemble(seeds=args.seeds, d_model=args.d_model, epochs=args.epochs)
             print(json.dumps(result, indent=1))

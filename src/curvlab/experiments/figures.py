@@ -64,9 +64,7 @@ def loss_curve_plot(curve_rows, *, depth: int = 1):
     for r in curve_rows:
         if r["depth"] == depth:
             share = round(CURVE_POINTS * r["epoch"] / r["budget"]) / CURVE_POINTS
-            grouped.setdefault((r["task"], r["model"]), {}).setdefault(share, []).append(
-                r["loss"]
-            )
+            grouped.setdefault((r["task"], r["model"]), {}).setdefault(share, []).append(r["loss"])
     for ax, task in zip(axes.flat, tasks, strict=False):
         for model in models:
             series = grouped.get((task, model))
