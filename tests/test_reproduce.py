@@ -11,6 +11,8 @@ import torch
 from curvlab import stats
 from curvlab.attention import VARIANTS, build_classifier, representation_map
 from curvlab.curvature import gaussian_curvature
+from curvlab.experiments.analysis import SENSITIVITY_FIELDS
+from curvlab.experiments.convergence import budgets
 from curvlab.experiments.ensemble import (
     ensemble_jets,
     ensemble_logits,
@@ -172,22 +174,29 @@ def test_plateau_criterion():
 
 @pytest.mark.slow
 def test_tiny_reproduction_writes_complete_consistent_files(tmp_path):
-    result = reproduce(
-        "small",
-        tmp_path / "out",
-        seeds=4,
-        epochs=6,
-        tasks=["blobs", "half_plane", "xor", "circles"],
-        directory=tmp_path / "cache",
-        progress=False,
-        device="cpu",
-    )
+    tiny = {
+        "seeds": 4,
+        "epochs": 6,
+        "retrain_doublings": 1,
+        "tasks": ["blobs", "half_plane", "xor", "circles"],
+        "directory": tmp_path / "cache",
+        "progress": False,
+        "device": "cpu",
+    }
+    result = reproduce("small", tmp_path / "out", **tiny)
     out = tmp_path / "out"
     with (out / "runs.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 4 * 4 * len(VARIANTS)
     assert tuple(rows[0]) == RUN_COLUMNS
     assert {r["converged"] for r in rows} <= {"True", "False"}
+    ladder = budgets(6, 1)
+    assert {int(r["epochs"]) for r in rows} <= set(ladder)
+    # a run kept at a shorter budget than the cap converged there
+    assert all(r["converged"] == "True" for r in rows if int(r["epochs"]) < ladder[-1])
+    with (out / "loss_curves.csv").open() as handle:
+        curve_rows = list(csv.DictReader(handle))
+    assert all(0 <= int(c["epoch"]) < int(c["budget"]) for c in curve_rows)
     claims = json.loads((out / "claims.json").read_text())
     assert claims and claims == result["claims"]
     for claim in claims:
@@ -195,17 +204,9 @@ def test_tiny_reproduction_writes_complete_consistent_files(tmp_path):
         assert claim["n_seeds"] == 4
         assert claim["ci_low"] <= claim["effect"] <= claim["ci_high"]
         assert stats.verdict_follows(claim)
+        assert {f"converged_{k}" for k in SENSITIVITY_FIELDS} <= set(claim)
     assert {c["claim"] for c in claims} >= {"E1-sheet", "E1-proxy", "E2", "E2-linear", "E3"}
     for name in ("forest.png", "loss_curves.png", "curvature_accuracy.png", "meta.json"):
         assert (out / name).stat().st_size > 0
-    again = reproduce(
-        "small",
-        tmp_path / "again",
-        seeds=4,
-        epochs=6,
-        tasks=["blobs", "half_plane", "xor", "circles"],
-        directory=tmp_path / "cache",
-        progress=False,
-        device="cpu",
-    )
+    again = reproduce("small", tmp_path / "again", **tiny)
     assert again["claims"] == claims  # cached runs, same numbers

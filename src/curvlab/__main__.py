@@ -89,7 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--device", choices=["auto", "cpu", "cuda"], default="auto", help="auto: cuda if present"
     )
     reproduce.add_argument("--seeds", type=_positive_int, default=None, help="number of seeds")
-    reproduce.add_argument("--epochs", type=_positive_int, default=None, help="training epochs")
+    reproduce.add_argument(
+        "--epochs",
+        type=_positive_int,
+        default=None,
+        help="starting epochs (a run that does not converge is retrained at 2x, 4x, 8x)",
+    )
     reproduce.add_argument("--tasks", type=_task_list, default=None, help="comma-separated")
     reproduce.add_argument("--cache-dir", default=None, help="cache directory ($CURVLAB_CACHE)")
     reproduce.add_argument("--refresh", action="store_true", help="recompute cached runs")
