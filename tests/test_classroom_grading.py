@@ -62,14 +62,30 @@ def _digests(*folders: Path) -> dict[str, str]:
 
 
 def _sandbox_processes() -> list[int]:
+    """Live processes of the sandbox user (zombies, already dead and awaiting their reaper,
+    are not running and are left out)."""
     pids = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if entry.stat().st_uid == SANDBOX_UID:
-                    pids.append(int(entry.name))
-            except OSError:
+                if entry.stat().st_uid != SANDBOX_UID:
+                    continue
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
                 continue
+            if state not in ("Z", "X"):
+                pids.append(int(entry.name))
+    return pids
+
+
+def _still_running(grace: float = 2.0) -> list[int]:
+    """Sandbox processes still alive ``grace`` seconds after grading returned: SIGKILLed
+    processes of a torn-down namespace can take a moment to leave /proc on a loaded machine,
+    a process that escaped the kill stays.  The grace is shorter than DETACHED_DELAY, so a
+    detached attacker still waiting to strike is still alive when this looks."""
+    deadline = time.monotonic() + grace
+    while (pids := _sandbox_processes()) and time.monotonic() < deadline:
+        time.sleep(0.1)
     return pids
 
 
@@ -115,7 +131,7 @@ def graded(tmp_path_factory):
     )
     seconds = time.monotonic() - start
     assert status == 0
-    left_running = _sandbox_processes()
+    left_running = _still_running()
     time.sleep(DETACHED_DELAY + 2)  # a detached process would have struck by now
     with (out / "scores.csv").open(encoding="utf-8") as handle:
         scores = {row["student"]: row for row in csv.DictReader(handle)}
