@@ -21,6 +21,7 @@ from curvlab.experiments.ensemble import (
     train_ensemble,
     train_loop,
 )
+from curvlab.experiments.ensemble_benchmark import benchmark_ensemble
 from curvlab.experiments.measures import (
     data_region_grid,
     direction_measures,
@@ -210,3 +211,33 @@ def test_tiny_reproduction_writes_complete_consistent_files(tmp_path):
         assert (out / name).stat().st_size > 0
     again = reproduce("small", tmp_path / "again", **tiny)
     assert again["claims"] == claims  # cached runs, same numbers
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("backend", ["einsum", "vmap"])
+def test_ensemble_on_cuda_equals_the_cpu_ensemble_in_float64(backend):
+    models, points, labels = _members("gated_elementwise")
+    on_cpu = stack(copy.deepcopy(models))
+    on_gpu = stack(copy.deepcopy(models)).to("cuda")
+    settings = {"epochs": 15, "learning_rate": 0.05, "backend": backend, "schedule": "cosine"}
+    expected = train_ensemble(on_cpu, points, labels, **settings)
+    fitted = train_ensemble(on_gpu, points.cuda(), labels.cuda(), **settings)
+    for name, parameter in on_cpu.params.items():
+        assert on_gpu.params[name].device.type == "cuda"
+        assert torch.allclose(on_gpu.params[name].cpu(), parameter, atol=1e-8, rtol=0)
+    assert torch.allclose(fitted["loss_curve"], expected["loss_curve"], atol=1e-10, rtol=0)
+    x = points[:, :5]
+    J, H = ensemble_jets(on_cpu, x)
+    J_gpu, H_gpu = ensemble_jets(on_gpu, x.cuda())
+    assert torch.allclose(J_gpu.cpu(), J, atol=1e-8) and torch.allclose(H_gpu.cpu(), H, atol=1e-8)
+
+
+def test_ensemble_benchmark_times_all_three_on_the_named_device():
+    result = benchmark_ensemble(seeds=2, epochs=3, n_train=8, device="cpu")
+    assert result["device"] == "cpu" and result["seeds"] == 2
+    for key in ("loop_seconds", "vmap_seconds", "einsum_seconds"):
+        assert result[key] > 0
+    assert math.isclose(result["einsum_speedup"], result["loop_seconds"] / result["einsum_seconds"])
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="device"):
+            benchmark_ensemble(seeds=2, epochs=3, n_train=8, device="cuda")

@@ -108,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seeds", type=_positive_int, default=20)
     bench.add_argument("--d-model", type=_positive_int, default=4)
     bench.add_argument("--epochs", type=_positive_int, default=100)
+    bench.add_argument(
+        "--device", choices=["auto", "cpu", "cuda"], default="cpu", help="where all three train"
+    )
     return parser
 
 
@@ -197,7 +200,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "ensemble-benchmark":
             from curvlab.experiments.ensemble_benchmark import benchmark_ensemble
 
-            result = benchmark_ensemble(seeds=args.seeds, d_model=args.d_model, epochs=args.epochs)
+            result = benchmark_ensemble(
+                seeds=args.seeds, d_model=args.d_model, epochs=args.epochs, device=args.device
+            )
             print(json.dumps(result, indent=1))
             return 0
         from curvlab.experiments import depth
