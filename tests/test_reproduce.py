@@ -4,6 +4,7 @@ import copy
 import csv
 import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -241,3 +242,31 @@ def test_ensemble_benchmark_times_all_three_on_the_named_device():
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="device"):
             benchmark_ensemble(seeds=2, epochs=3, n_train=8, device="cuda")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_a_tiny_study_on_cuda_matches_the_cpu_study(tmp_path):
+    tiny = {
+        "seeds": 4,
+        "epochs": 6,
+        "retrain_doublings": 0,
+        "tasks": ["blobs", "half_plane", "xor", "circles"],
+        "directory": tmp_path / "cache",
+        "progress": False,
+        "figures": False,
+    }
+    on_cpu = reproduce("small", tmp_path / "cpu", device="cpu", **tiny)
+    on_gpu = reproduce("small", tmp_path / "gpu", device="cuda", **tiny)
+    assert json.loads(Path(on_gpu["paths"]["meta"]).read_text())["device"] == "cuda"
+    with open(on_cpu["paths"]["runs"]) as a, open(on_gpu["paths"]["runs"]) as b:
+        cpu_rows, gpu_rows = list(csv.DictReader(a)), list(csv.DictReader(b))
+    assert len(cpu_rows) == len(gpu_rows) == 4 * 4 * len(VARIANTS)
+    gaps = []
+    for x, y in zip(cpu_rows, gpu_rows, strict=True):  # float32 training: rounding differs
+        assert (x["task"], x["model"], x["seed"]) == (y["task"], y["model"], y["seed"])
+        assert math.isclose(float(x["train_loss"]), float(y["train_loss"]), rel_tol=1e-3)
+        assert abs(float(x["test_accuracy"]) - float(y["test_accuracy"])) <= 0.02
+        gaps.append(abs(float(x["rho"]) / float(y["rho"]) - 1))
+    # ρ of a nearly flat sheet is rounding noise: compare the typical run, not every run
+    assert sorted(gaps)[len(gaps) // 2] < 1e-3

@@ -63,7 +63,9 @@ def sheet_from_jets(J: torch.Tensor, H: torch.Tensor, weights: torch.Tensor) -> 
     with positive weight) and ``nodes`` (nodes used).
     """
     good = _immersed(J) & (weights > 0)
-    safe_J = torch.where(good[..., None, None], J, torch.eye(J.shape[-2], 2, dtype=J.dtype))
+    safe_J = torch.where(
+        good[..., None, None], J, torch.eye(J.shape[-2], 2, dtype=J.dtype, device=J.device)
+    )
     P = _normal_projection(safe_J)  # (..., N, d, d)
     II = torch.einsum("...ab,...bij->...aij", P, H)  # (..., N, d, 2, 2)
     g = safe_J.transpose(-1, -2) @ safe_J
@@ -90,7 +92,9 @@ def direction_measures(J: torch.Tensor, H: torch.Tensor, directions: torch.Tenso
     out of the means (and counted in ``non_immersed``).
     """
     good = _immersed(J)  # (..., N)
-    safe_J = torch.where(good[..., None, None], J, torch.eye(J.shape[-2], 2, dtype=J.dtype))
+    safe_J = torch.where(
+        good[..., None, None], J, torch.eye(J.shape[-2], 2, dtype=J.dtype, device=J.device)
+    )
     Ju = torch.einsum("...dk,...mk->...md", safe_J, directions)  # (..., N, M, d)
     Huu = torch.einsum("...dij,...mi,...mj->...md", H, directions, directions)
     normal = torch.einsum("...ab,...mb->...ma", _normal_projection(safe_J), Huu)
@@ -139,7 +143,9 @@ def data_region_grid(train_points: torch.Tensor, points_per_axis: int = 12):
     low = train_points.amin(dim=1)  # (E, 2)
     high = train_points.amax(dim=1)
     steps = (high - low) / points_per_axis  # (E, 2)
-    centres = torch.arange(points_per_axis, dtype=train_points.dtype) + 0.5  # (P,)
+    centres = (
+        torch.arange(points_per_axis, dtype=train_points.dtype, device=train_points.device) + 0.5
+    )  # (P,)
     axes = low[:, None, :] + centres[None, :, None] * steps[:, None, :]  # (E, P, 2)
     gx = axes[:, None, :, 0].expand(-1, points_per_axis, -1)
     gy = axes[:, :, None, 1].expand(-1, -1, points_per_axis)
