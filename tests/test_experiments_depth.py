@@ -351,3 +351,22 @@ def test_representation_curvature_is_the_sheet_curvature_of_the_representation_m
     model = build_classifier("gated_headwise", seed=3)
     direct = measures.sheet_curvature(representation_map(model), points_per_axis=5)
     assert measures.representation_curvature(model, points_per_axis=5) == direct
+
+
+def test_structured_total_curvature_equals_the_composed_stack_and_the_law():
+    """The closed form in L, measured at each depth, is the stack of L composed layers (to
+    rounding) and follows the graph law; without the gate it is flat at every depth."""
+    layer = graph_law.draw_structured_layer(0)
+    phi = graph_law.structured_increment(layer)
+    depths = [1, 2, 3]
+    totals = graph_law.structured_total_curvature(layer, depths, points_per_axis=5)
+    for L, total in zip(depths, totals, strict=True):
+        composed = measures.sheet_curvature(
+            graph_law.structured_stack_map(layer, L), points_per_axis=5
+        )["curvature_total_abs"]
+        assert math.isclose(total, composed, rel_tol=1e-9)
+        law = graph_law.graph_law_total_curvature(phi, L, points_per_axis=5)
+        assert math.isclose(total, law, rel_tol=1e-8)
+    assert totals[0] < totals[1] < totals[2]
+    flat = graph_law.structured_total_curvature(layer, [1, 64], gated=False, points_per_axis=5)
+    assert max(flat) < 1e-12

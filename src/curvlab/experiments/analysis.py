@@ -27,6 +27,7 @@ __all__ = [
     "SENSITIVITY_FIELDS",
     "analyse",
     "claims",
+    "converged_only",
     "correlations",
     "per_task_effects",
 ]
@@ -62,6 +63,23 @@ CLAIM_FIELDS: tuple[str, ...] = (
 SENSITIVITY_FIELDS: tuple[str, ...] = ("effect", "ci_low", "ci_high", "p", "n_seeds", "verdict")
 """The fields of a claim recomputed on converged runs only, stored as ``converged_<field>``
 (None where fewer than 3 seeds remain)."""
+
+
+def converged_only(record: dict) -> dict:
+    """The claim ``record`` as recomputed on converged runs alone: each field of
+    :data:`SENSITIVITY_FIELDS` replaced by its ``converged_<field>`` value (the rest kept, so
+    that :func:`curvlab.stats.verdict_follows` judges it by the same rule).
+
+    >>> record = {"claim": "E1", "margin": None, "effect": 0.3, "verdict": "supported",
+    ...           "ci_low": 0.1, "ci_high": 0.5, "p": 0.01, "n_seeds": 20,
+    ...           "converged_effect": 0.2, "converged_ci_low": -0.1, "converged_ci_high": 0.5,
+    ...           "converged_p": 0.3, "converged_n_seeds": 12,
+    ...           "converged_verdict": "inconclusive"}
+    >>> alone = converged_only(record)
+    >>> alone["claim"], alone["effect"], alone["n_seeds"], alone["verdict"]
+    ('E1', 0.2, 12, 'inconclusive')
+    """
+    return {**record, **{k: record[f"converged_{k}"] for k in SENSITIVITY_FIELDS}}
 
 
 def _index(runs: Iterable[dict], measure: str) -> dict:

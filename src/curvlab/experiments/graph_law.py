@@ -13,6 +13,8 @@ the gate φ is a ridge function (det∇²φ = 0) and the stack is flat.
 - layers: :data:`StructuredLayer`, :func:`draw_structured_layer` (the book's random draw).
 - maps: :func:`structured_stack_in_x` (SymPy, in x), :func:`structured_stack_map` and
   :func:`unstructured_stack_map` (torch, for the engine), :func:`structured_increment` (φ).
+- the engine on the closed form: :func:`structured_total_curvature` (∫|K| dA of the stack
+  at many depths L, from one symbolic build).
 - the law: :func:`graph_law_curvature`, :func:`graph_law_total_curvature`,
   :func:`graph_law_tail_constant` (autodiff derivatives of φ, midpoint rule on P = [-1, 1]²).
 - the study: :func:`structured_regime_study` (engine against law over seeds and depths) and
@@ -41,6 +43,7 @@ __all__ = [
     "structured_regime_study",
     "structured_stack_in_x",
     "structured_stack_map",
+    "structured_total_curvature",
     "unstructured_stack_map",
 ]
 
@@ -108,6 +111,35 @@ def structured_stack_map(layer: StructuredLayer, depth: int, gated: bool = True)
     from curvlab.curvature import lambdify_map
 
     return lambdify_map(structured_stack_in_x(depth, layer, gated), _input_symbols())
+
+
+def structured_total_curvature(
+    layer: StructuredLayer, depths: Iterable[int], gated: bool = True, points_per_axis: int = 12
+) -> list[float]:
+    """∫_P |K| dA of the weight-tied stack of ``layer`` at each of ``depths``, by the engine.
+
+    The stack is built once in closed form in L (:func:`structured_stack_in_x` with a symbolic
+    depth, h_L = (x, L·φ(x))), then each depth is substituted and its sheet measured by
+    :func:`sheet_curvature` on the ``points_per_axis``² midpoint grid of P = [-1, 1]²; no
+    composition of L layers is needed, so L = 256 costs what L = 1 does.
+
+    >>> layer = draw_structured_layer(0)
+    >>> flat = structured_total_curvature(layer, [1, 4], gated=False, points_per_axis=4)
+    >>> max(flat) < 1e-12  # ungated: a cylinder at every depth
+    True
+    """
+    import sympy as sp
+
+    from curvlab.curvature import lambdify_map
+
+    L = sp.Symbol("L", positive=True)
+    in_x = structured_stack_in_x(L, layer, gated)
+    return [
+        sheet_curvature(
+            lambdify_map(in_x.subs(L, depth), _input_symbols()), points_per_axis=points_per_axis
+        )["curvature_total_abs"]
+        for depth in depths
+    ]
 
 
 def unstructured_stack_map(

@@ -1,0 +1,55 @@
+"""One run of the study trained again (curvlab.experiments.boundaries)."""
+
+import pytest
+import torch
+
+from curvlab.attention import build_classifier
+from curvlab.experiments.boundaries import SHAPE_KEYS, kept_epochs, retrain
+from curvlab.experiments.ensemble import stack, train_ensemble
+from curvlab.experiments.reproduce import reproduce_config
+from curvlab.tasks import make_task
+
+CONFIG = reproduce_config("small")
+TASK = make_task("xor", n_train=32, n_test=8, seed=1)
+RUNS = [
+    {"task": "xor", "model": "gated_elementwise", "seed": 1, "depth": 1, "epochs": 6},
+    {"task": "xor", "model": "ungated", "seed": 1, "depth": 1, "epochs": 3},
+    {"task": "moons", "model": "gated_elementwise", "seed": 1, "depth": 1, "epochs": 9},
+]
+
+
+def _weights(model):
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+def test_kept_epochs_reads_the_runs_own_record():
+    assert kept_epochs(RUNS, "xor", "gated_elementwise", 1) == 6
+    assert kept_epochs(RUNS, "xor", "ungated", 1) == 3
+    with pytest.raises(ValueError, match="no run"):
+        kept_epochs(RUNS, "xor", "ablation", 1)
+    with pytest.raises(ValueError, match="no run"):
+        kept_epochs(RUNS, "xor", "ungated", 1, depth=2)
+
+
+def test_retrain_trains_for_the_epochs_of_the_run_record_with_the_protocols_settings():
+    model = retrain(CONFIG, RUNS, TASK, "gated_elementwise", seed=1)
+    assert not model.training
+    shape = {k: CONFIG[k] for k in SHAPE_KEYS}
+    settings = {k: CONFIG[k] for k in ("learning_rate", "weight_decay", "schedule")}
+    x, y = TASK.train_points[None].float(), TASK.train_labels[None].float()
+    by_epochs = {}
+    for epochs in (5, 6, 7):
+        ens = stack([build_classifier("gated_elementwise", seed=1, **shape)])
+        train_ensemble(ens, x, y, epochs=epochs, **settings)
+        by_epochs[epochs] = _weights(ens.member(0))
+    got = _weights(model)
+    assert all(torch.equal(got[k], by_epochs[6][k]) for k in got)  # the record's 6 epochs
+    assert not all(torch.equal(got[k], by_epochs[5][k]) for k in got)
+    assert not all(torch.equal(got[k], by_epochs[7][k]) for k in got)
+
+
+def test_retrain_is_deterministic():
+    first = _weights(retrain(CONFIG, RUNS, TASK, "ungated", seed=1))
+    second = _weights(retrain(CONFIG, RUNS, TASK, "ungated", seed=1))
+    assert first.keys() == second.keys()
+    assert all(torch.equal(first[k], second[k]) for k in first)
