@@ -3,6 +3,8 @@ escaped cells, and sentences that say what each record's numbers say."""
 
 import re
 
+import pytest
+
 from curvlab import stats
 from curvlab.experiments import report
 from curvlab.experiments.analysis import analyse
@@ -336,3 +338,32 @@ def test_the_sentences_read_real_claims_of_the_analysis():
     assert len(report.claim_sentences(records).splitlines()) == sum(
         r["claim"].startswith(("E1", "E2")) for r in records
     )
+
+
+def test_measure_checks_table_has_a_row_per_surface_and_escapes_the_pipes():
+    from curvlab.experiments.measure_checks import closed_form_checks
+
+    lines = report.measure_checks_table(closed_form_checks(points_per_axis=4)).splitlines()
+    assert len(lines) == 2 + 3
+    assert lines[0].startswith("| surface | ∫\\|K\\| dA | ρ₀ | ρ⊥ |")
+    assert all(line.count(" | ") == 3 for line in lines[2:])  # four cells: no pipe splits one
+    assert "exact 0.5000" in lines[2]
+
+
+def test_step_table_lines_up_the_models_by_step():
+    gaps = {
+        "a": [
+            {"h": 0.1, "median_gap": 0.2, "max_gap": 3.0},
+            {"h": 0.001, "median_gap": 1e-5, "max_gap": 1e-3},
+        ],
+        "b": [
+            {"h": 0.1, "median_gap": 0.1, "max_gap": 1.0},
+            {"h": 0.001, "median_gap": 2e-5, "max_gap": 4e-3},
+        ],
+    }
+    lines = report.step_table(gaps).splitlines()
+    assert lines[0] == "| h | a: median gap | a: largest gap | b: median gap | b: largest gap |"
+    assert lines[3] == "| 1e-03 | 1.0e-05 | 1.0e-03 | 2.0e-05 | 4.0e-03 |"
+    gaps["b"][1]["h"] = 0.01
+    with pytest.raises(ValueError, match="gaps"):
+        report.step_table(gaps)

@@ -648,3 +648,17 @@ def test_site_assets_are_pinned_to_exact_versions():
         assert lock["packages"][f"node_modules/{name}"]["version"] == version
     assert manifest["dependencies"]["mathjax"].startswith("3.")
     assert manifest["dependencies"]["@jupyter-widgets/html-manager"].startswith("1.0.")
+
+
+@browser_check
+def test_markdown_tables_of_cells_render_as_tables(site):
+    unrendered = {}
+    for page in _site_pages(site):
+        html = (site / page).read_text(encoding="utf-8", errors="replace")
+        for number, (_, output) in enumerate(_cells(html), start=1):
+            if re.search(r"\|\s*-{3,}\s*\|", re.sub(r"<[^>]+>", "", output)):
+                unrendered.setdefault(page, []).append(f"code cell {number}")
+    assert not unrendered, "a Markdown table shows as text:\n" + _report(unrendered)
+    claims_page = (site / "book/experiments/reproduction.html").read_text(encoding="utf-8")
+    tables = re.findall(r"<table.*?</table>", claims_page, flags=re.S)
+    assert any("E1-sheet" in t and "E2-linear" in t and "T5" in t for t in tables)

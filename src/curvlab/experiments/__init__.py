@@ -8,7 +8,17 @@
   :mod:`~curvlab.experiments.growth` (growth-law fits), :mod:`~curvlab.experiments.graph_law`
   (the structured regime in closed form) and :mod:`~curvlab.experiments.poole` (Poole et al.'s
   random tanh anchor).
-- :mod:`curvlab.experiments.measures`  the curvature measures of a representation sheet.
+- :mod:`curvlab.experiments.measures`  the curvature measures of a representation sheet,
+  checked on closed-form surfaces and against their step limit by
+  :mod:`~curvlab.experiments.measure_checks`.
+- the reproduction's parts: :mod:`~curvlab.experiments.cells` (one model's ensemble, trained
+  and measured), :mod:`~curvlab.experiments.ensemble` (the vectorised ensemble) and its
+  benchmark :mod:`~curvlab.experiments.ensemble_benchmark`, :mod:`~curvlab.experiments.convergence`,
+  :mod:`~curvlab.experiments.pilot`, :mod:`~curvlab.experiments.sweep`,
+  :mod:`~curvlab.experiments.analysis` (claims and their verdicts),
+  :mod:`~curvlab.experiments.report` (the results in words, for the chapters),
+  :mod:`~curvlab.experiments.boundaries` (one run retrained) and
+  :mod:`~curvlab.experiments.figures`.
 
 A record is a flat dict of plain values (str, int, float, None), one per run, so a list of
 records is a table: :func:`write_csv` writes it.  Submodules are imported on demand.

@@ -13,7 +13,9 @@ the records it is given:
 - the pilot (:func:`curvlab.experiments.pilot.pilot`): :func:`pilot_table`,
   :func:`pilot_choice`;
 - the sweep (:func:`curvlab.experiments.sweep.sweep`): :func:`sweep_table`,
-  :func:`sweep_summary`.
+  :func:`sweep_summary`;
+- the measures' own checks (:mod:`curvlab.experiments.measure_checks`):
+  :func:`measure_checks_table`, :func:`step_table`.
 
 Numbers are printed as the chapters state them: effects and intervals with three decimals and
 a sign, Holm p with two significant digits, correlations with two decimals.  A statement put in
@@ -40,9 +42,11 @@ __all__ = [
     "empirical_row",
     "executed_protocol",
     "geometric_row",
+    "measure_checks_table",
     "measures_agreement",
     "pilot_choice",
     "pilot_table",
+    "step_table",
     "study_summary",
     "sweep_table",
     "sweep_summary",
@@ -410,3 +414,55 @@ def sweep_summary(rows: Sequence[Mapping]) -> str:
         f"from {min(shares):.2f} to {max(shares):.2f} over the points (the starting epochs are "
         "those of `small` everywhere, chosen by its pilot, not re-chosen per point)."
     )
+
+
+# --- the measures' own checks -----------------------------------------------------------------
+
+
+def measure_checks_table(rows: Iterable[Mapping]) -> str:
+    """:func:`curvlab.experiments.measure_checks.closed_form_checks` as a table: one row per
+    surface, the computed and exact value of each measure in its columns.
+
+    >>> print(measure_checks_table([{"surface": "cylinder(r=2)", "measure": "ρ₀",
+    ...     "computed": 0.5, "exact": 0.5, "error": 0.0}]).splitlines()[-1])
+    | cylinder(r=2) | 0.5000 (exact 0.5000) |
+    """
+    rows = list(rows)
+    measures = list(dict.fromkeys(r["measure"] for r in rows))
+    surfaces = list(dict.fromkeys(r["surface"] for r in rows))
+    value = {(r["surface"], r["measure"]): r for r in rows}
+    head = "| surface | " + " | ".join(_cell(m) for m in measures) + " |"
+    rule = "|---|" + "---|" * len(measures)
+    lines = [head, rule]
+    for surface in surfaces:
+        cells = [
+            f"{value[surface, m]['computed']:.4f} (exact {value[surface, m]['exact']:.4f})"
+            if (surface, m) in value
+            else "–"
+            for m in measures
+        ]
+        lines.append(f"| {_cell(surface)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def step_table(gaps: Mapping[str, Sequence[Mapping]]) -> str:
+    """:func:`curvlab.experiments.measure_checks.rho_step_stability` for several models: one
+    row per step h, the median and largest relative gap |ρ_h/h − ρ₀|/ρ₀ of each model.
+
+    >>> print(step_table({"gated": [{"h": 0.001, "median_gap": 1e-5, "max_gap": 2e-3}]}))
+    | h | gated: median gap | gated: largest gap |
+    |---|---|---|
+    | 1e-03 | 1.0e-05 | 2.0e-03 |
+    """
+    names = list(gaps)
+    head = "| h | " + " | ".join(f"{_cell(n)}: median gap | {_cell(n)}: largest gap" for n in names)
+    lines = [head + " |", "|---|" + "---|---|" * len(names)]
+    for i, row in enumerate(gaps[names[0]]):
+        cells = []
+        for name in names:
+            r = gaps[name][i]
+            if r["h"] != row["h"]:
+                raise ValueError("gaps: expected the same steps for every model")
+            cells.append(f"{r['median_gap']:.1e} | {r['max_gap']:.1e}")
+        lines.append(f"| {row['h']:.0e} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
