@@ -72,6 +72,8 @@ def test_bad_sizes_and_names_raise():
         run_benchmark(points=3, loop_points=5)
     with pytest.raises(ValueError, match="maps"):
         run_benchmark(points=3, loop_points=1, maps=["no such map"])
+    with pytest.raises(ValueError, match="repeats"):
+        run_benchmark(points=3, loop_points=1, repeats=0)
 
 
 def test_command_line_prints_the_table(capsys):

@@ -152,8 +152,19 @@ def _scalar_from_derivatives(J: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
     return torch.einsum("ac,bd,abcd->", g_inv, g_inv, riemann)
 
 
+def _best_of(repeats: int, compute: Callable, *args) -> tuple[torch.Tensor, float]:
+    """(result, least wall time) of ``repeats`` calls ``compute(*args)``: the least is the one
+    that other work on a shared machine disturbed least (the convention of Python's ``timeit``)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = compute(*args)
+        times.append(time.perf_counter() - start)
+    return result, min(times)
+
+
 def run_benchmark(
-    points: int = 10_000, loop_points: int | None = 20, seed: int = 0, maps=None
+    points: int = 10_000, loop_points: int | None = 20, seed: int = 0, maps=None, repeats: int = 3
 ) -> list[dict]:
     """Time curvlab and the loop on every benchmark map; a list of records (dicts), one per map.
 
@@ -163,7 +174,7 @@ def run_benchmark(
     its subset), loop_ms_per_point, speedup (ratio of per-point costs),
     jacfwd_loop_ms_per_point and jacfwd_loop_speedup (the torch.func loop, same subset),
     max_abs_diff and max_rel_diff (curvlab against the loop, on the loop's points), threads,
-    device.
+    device.  Every time is the least of ``repeats`` runs, each after an untimed warm-up.
 
     >>> records = run_benchmark(points=4, loop_points=1, maps=["MLP tanh/GELU, R^2 -> R^64"])
     >>> len(records), records[0]["max_rel_diff"] < 1e-8
@@ -174,6 +185,8 @@ def run_benchmark(
     loop_points = points if loop_points is None else loop_points
     if not isinstance(loop_points, int) or not 1 <= loop_points <= points:
         raise ValueError(f"loop_points: expected an integer in [1, points], got {loop_points!r}")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats: expected a positive integer, got {repeats!r}")
     available = benchmark_maps(seed)
     names = list(available) if maps is None else list(maps)
     unknown = [name for name in names if name not in available]
@@ -184,17 +197,13 @@ def run_benchmark(
     for name in names:
         k, f = available[name]
         u = 2 * torch.rand(points, k, generator=generator, dtype=torch.float64) - 1  # (N, k)
-        scalar_curvature(f, u[:2])  # warm-up
-        start = time.perf_counter()
-        fast = scalar_curvature(f, u)  # (N,)
-        curvlab_s = time.perf_counter() - start
-        start = time.perf_counter()
-        slow = loop_scalar_curvature(f, u[:loop_points])  # (loop_points,)
-        loop_s = time.perf_counter() - start
-        jacfwd_loop_scalar_curvature(f, u[:1])  # warm-up
-        start = time.perf_counter()
-        middle = jacfwd_loop_scalar_curvature(f, u[:loop_points])
-        jacfwd_per_point = (time.perf_counter() - start) / loop_points
+        scalar_curvature(f, u[:2])  # warm-ups
+        loop_scalar_curvature(f, u[:1])
+        jacfwd_loop_scalar_curvature(f, u[:1])
+        fast, curvlab_s = _best_of(repeats, scalar_curvature, f, u)  # (N,)
+        slow, loop_s = _best_of(repeats, loop_scalar_curvature, f, u[:loop_points])
+        middle, jacfwd_s = _best_of(repeats, jacfwd_loop_scalar_curvature, f, u[:loop_points])
+        jacfwd_per_point = jacfwd_s / loop_points
         if not torch.allclose(middle, slow, rtol=1e-8, atol=1e-10):
             raise RuntimeError(f"{name}: the two loops disagree; the benchmark maps are broken")
         difference = (fast[:loop_points] - slow).abs()
