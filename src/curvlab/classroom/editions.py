@@ -54,7 +54,7 @@ def _exercise_markdown(chapter: Chapter, segment: markup.Segment) -> str:
         )
     else:
         worth = "not graded"
-    return f"#### Exercise: {exercise.title}\n\n*`{label}` · {worth}.*\n\n{exercise.statement}\n"
+    return f"### Exercise: {exercise.title}\n\n*`{label}` · {worth}.*\n\n{exercise.statement}\n"
 
 
 def markdown_without_solutions(chapter: Chapter, role: CellRole) -> str:
