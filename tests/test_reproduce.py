@@ -174,17 +174,22 @@ def test_plateau_criterion():
     assert plateau([1.0, 0.5, 1e-4, 5e-5, 1e-5])[0]  # fitted: below the loss floor
 
 
-@pytest.mark.slow
-def test_tiny_reproduction_writes_complete_consistent_files(tmp_path):
-    tiny = {
+def _tiny(tmp_path, **overrides) -> dict:
+    """A study small enough for a test: 4 seeds × 4 tasks (2 linear), 6 epochs."""
+    return {
         "seeds": 4,
         "epochs": 6,
         "retrain_doublings": 1,
         "tasks": ["blobs", "half_plane", "xor", "circles"],
         "directory": tmp_path / "cache",
         "progress": False,
-        "device": "cpu",
+        **overrides,
     }
+
+
+@pytest.mark.slow
+def test_tiny_reproduction_writes_complete_consistent_files(tmp_path):
+    tiny = _tiny(tmp_path, device="cpu")
     result = reproduce("small", tmp_path / "out", **tiny)
     out = tmp_path / "out"
     with (out / "runs.csv").open() as handle:
@@ -247,15 +252,7 @@ def test_ensemble_benchmark_times_all_three_on_the_named_device():
 @pytest.mark.slow
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_a_tiny_study_on_cuda_matches_the_cpu_study(tmp_path):
-    tiny = {
-        "seeds": 4,
-        "epochs": 6,
-        "retrain_doublings": 0,
-        "tasks": ["blobs", "half_plane", "xor", "circles"],
-        "directory": tmp_path / "cache",
-        "progress": False,
-        "figures": False,
-    }
+    tiny = _tiny(tmp_path, retrain_doublings=0, figures=False)
     on_cpu = reproduce("small", tmp_path / "cpu", device="cpu", **tiny)
     on_gpu = reproduce("small", tmp_path / "gpu", device="cuda", **tiny)
     assert json.loads(Path(on_gpu["paths"]["meta"]).read_text())["device"] == "cuda"

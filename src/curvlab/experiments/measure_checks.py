@@ -37,6 +37,7 @@ from torch.func import vmap
 from curvlab.attention import AttentionClassifier, representation_map
 from curvlab.experiments.measures import direction_measures, finite_difference_rho, sheet_from_jets
 from curvlab.gauss_equation import jets
+from curvlab.quadrature import quadrature_grid
 from curvlab.surfaces import cylinder, sphere
 
 __all__ = ["STEPS", "closed_form_checks", "rho_step_stability"]
@@ -52,19 +53,10 @@ def _bent_plane(x: torch.Tensor) -> torch.Tensor:
     return torch.stack([x[0] + x[1] ** 2, x[1], torch.zeros_like(x[0])])
 
 
-def _grid(patch, points_per_axis: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Midpoint nodes (N, 2) of ``patch`` and their weights (the cell area)."""
-    (a, b), (c, d) = patch
-    u = a + (b - a) * (torch.arange(points_per_axis, dtype=torch.float64) + 0.5) / points_per_axis
-    v = c + (d - c) * (torch.arange(points_per_axis, dtype=torch.float64) + 0.5) / points_per_axis
-    nodes = torch.cartesian_prod(u, v)
-    cell = (b - a) * (d - c) / points_per_axis**2
-    return nodes, torch.full((nodes.shape[0],), cell, dtype=torch.float64)
-
-
 def _measures(f, patch, direction, points_per_axis: int) -> dict:
     """∫|K| dA over ``patch`` and the mean ρ₀, ρ_⊥ along ``direction`` at its nodes."""
-    nodes, weights = _grid(patch, points_per_axis)
+    nodes, weights = quadrature_grid(patch, points_per_axis, "midpoint")  # (n, n, 2), (n, n)
+    nodes, weights = nodes.reshape(-1, 2), weights.reshape(-1)
     J, H = jets(f, nodes)  # (N, d, 2), (N, d, 2, 2)
     sheet = sheet_from_jets(J[None], H[None], weights[None])
     u = torch.tensor(direction, dtype=torch.float64).expand(1, nodes.shape[0], 1, 2)
