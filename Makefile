@@ -110,7 +110,7 @@ test-browser: require-chromium book book-student
 
 #   make bench         the curvature-engine benchmark (vmap against a Python loop)
 bench: $(STAMP)
-	$(BIN)/python -m curvlab.benchmark
+	$(BIN)/python -m curvlab.studies.engine_benchmark
 
 #   make bench-book    time a clean `make book`, a no-change `make book` and a rebuild after a
 #                      one-chapter edit (tools/bench_build.py; BENCH_ARGS="--help" for options)

@@ -5,7 +5,8 @@ import pytest
 import torch
 from torch.func import jacfwd, vmap
 
-from curvlab.attention import (
+from curvlab.geometry.curvature import gaussian_curvature
+from curvlab.models.attention import (
     VARIANTS,
     AdditiveSelfAttention,
     AttentionBlock,
@@ -16,7 +17,6 @@ from curvlab.attention import (
     parameter_count,
     representation_map,
 )
-from curvlab.curvature import gaussian_curvature
 
 
 def _copy_weights(source, target):

@@ -8,8 +8,8 @@ import re
 import pytest
 import torch
 
-from curvlab.attention import gated_attention_point_map
-from curvlab.curvature import gaussian_curvature
+from curvlab.geometry.curvature import gaussian_curvature
+from curvlab.models.attention import gated_attention_point_map
 
 
 def parameters(seed=0, k=2, m=3, n=4, e=6, d=5):

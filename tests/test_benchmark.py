@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from curvlab.benchmark import (
+from curvlab.geometry.curvature import scalar_curvature
+from curvlab.geometry.surfaces import gallery
+from curvlab.studies.engine_benchmark import (
     benchmark_maps,
     format_table,
     gallery_accuracy,
@@ -14,8 +16,6 @@ from curvlab.benchmark import (
     main,
     run_benchmark,
 )
-from curvlab.curvature import scalar_curvature
-from curvlab.surfaces import gallery
 
 FIELDS = {
     "map",

@@ -1,13 +1,13 @@
-"""One run of the study trained again (curvlab.experiments.boundaries)."""
+"""One run of the study trained again (curvlab.studies.boundaries)."""
 
 import pytest
 import torch
 
-from curvlab.attention import build_classifier
-from curvlab.experiments.boundaries import SHAPE_KEYS, kept_epochs, retrain
-from curvlab.experiments.ensemble import stack, train_ensemble
-from curvlab.experiments.reproduce import reproduce_config
-from curvlab.tasks import make_task
+from curvlab.models.attention import build_classifier
+from curvlab.models.ensemble import stack, train_ensemble
+from curvlab.models.tasks import make_task
+from curvlab.studies.boundaries import SHAPE_KEYS, kept_epochs, retrain
+from curvlab.studies.reproduce import reproduce_config
 
 CONFIG = reproduce_config("small")
 TASK = make_task("xor", n_train=32, n_test=8, seed=1)

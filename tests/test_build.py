@@ -164,7 +164,7 @@ def test_library_digest_follows_sources_and_pins_but_not_byte_code(tmp_path):
     [
         ("import curvlab\n", True),
         ("from curvlab.symbolic import x\n", True),
-        ("    import curvlab.measures as m\n", True),
+        ("    import curvlab.geometry.measures as m\n", True),
         ("!python -m curvlab decision\n", True),
         ("import curvlabx\n", False),
         ("The curvlab library is imported later.\n", False),

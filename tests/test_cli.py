@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from curvlab.__main__ import build_parser, main
-from curvlab.attention import VARIANTS
+from curvlab.cli import build_parser, main
+from curvlab.models.attention import VARIANTS
 
 
 def test_bad_arguments_exit_with_status_2_naming_them(capsys):

@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from curvlab.curvature import (
+from curvlab.geometry.curvature import (
     gaussian_curvature,
     immersion_mask,
     metric,
@@ -20,8 +20,8 @@ from curvlab.curvature import (
     second_fundamental_form,
     sectional_curvature,
 )
-from curvlab.surfaces import saddle as saddle_surface
-from curvlab.surfaces import sphere, three_sphere, torus
+from curvlab.geometry.surfaces import saddle as saddle_surface
+from curvlab.geometry.surfaces import sphere, three_sphere, torus
 
 saddle = saddle_surface()
 RTOL = 1e-8
@@ -482,7 +482,7 @@ def sympy_values(expr, coords, u):
 def test_torch_gaussian_curvature_equals_symbolic_on_sphere_torus_and_saddle():
     import sympy as sp
 
-    from curvlab.curvature import lambdify_map
+    from curvlab.geometry.curvature import lambdify_map
     from curvlab.symbolic import gaussian_curvature as symbolic_K
     from curvlab.symbolic import pullback_metric
 
@@ -518,7 +518,7 @@ def test_torch_gaussian_curvature_equals_symbolic_on_sphere_torus_and_saddle():
 def test_torch_riemann_tensor_equals_symbolic_covariant_riemann_index_for_index():
     import sympy as sp
 
-    from curvlab.curvature import lambdify_map
+    from curvlab.geometry.curvature import lambdify_map
     from curvlab.symbolic import covariant_riemann, pullback_metric
 
     x, y = sp.symbols("x y", real=True)
@@ -535,7 +535,7 @@ def test_torch_riemann_tensor_equals_symbolic_covariant_riemann_index_for_index(
 def test_torch_curvature_with_covariance_equals_symbolic_fisher_rao_curvature():
     import sympy as sp
 
-    from curvlab.curvature import lambdify_map
+    from curvlab.geometry.curvature import lambdify_map
     from curvlab.symbolic import gaussian_curvature as symbolic_K
     from curvlab.symbolic import pullback_metric
 
@@ -553,7 +553,7 @@ def test_torch_curvature_with_covariance_equals_symbolic_fisher_rao_curvature():
 def test_torch_scalar_curvature_equals_symbolic_in_three_dimensions():
     import sympy as sp
 
-    from curvlab.curvature import lambdify_map
+    from curvlab.geometry.curvature import lambdify_map
     from curvlab.symbolic import pullback_metric
     from curvlab.symbolic import scalar_curvature as symbolic_R
 
@@ -569,7 +569,7 @@ def test_torch_scalar_curvature_equals_symbolic_in_three_dimensions():
 def test_lambdify_map_checks_its_inputs():
     import sympy as sp
 
-    from curvlab.curvature import lambdify_map
+    from curvlab.geometry.curvature import lambdify_map
 
     x, y = sp.symbols("x y")
     with pytest.raises(TypeError, match="coords"):
@@ -632,7 +632,7 @@ def test_attention_examples_are_the_listed_ones():
 
 @pytest.mark.parametrize("name", ATTENTION_EXAMPLES)
 def test_torch_curvature_equals_symbolic_on_part_one_attention_maps(name):
-    from curvlab.curvature import lambdify_map
+    from curvlab.geometry.curvature import lambdify_map
     from curvlab.symbolic import gaussian_curvature as symbolic_K
     from curvlab.symbolic import pullback_metric
 
@@ -652,7 +652,7 @@ def test_torch_curvature_equals_symbolic_on_part_one_attention_maps(name):
 def test_torch_curvature_equals_symbolic_on_a_sigmoid_gated_elementwise_map_and_deeper_stacks():
     import sympy as sp
 
-    from curvlab.curvature import lambdify_map
+    from curvlab.geometry.curvature import lambdify_map
     from curvlab.symbolic import (
         elementwise_gated_mean,
         pullback_metric,

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-import curvlab.experiments.cache as cache_module
-from curvlab.experiments import write_csv
-from curvlab.experiments.cache import cache_dir, cache_key, cached, code_version
+import curvlab.studies.cache as cache_module
+from curvlab.studies import write_csv
+from curvlab.studies.cache import cache_dir, cache_key, cached, code_version
 
 
 def test_cache_hits_on_the_same_config_and_misses_on_a_changed_one(tmp_path):
@@ -17,7 +17,7 @@ def test_cache_hits_on_the_same_config_and_misses_on_a_changed_one(tmp_path):
         calls.append(config)
         return {"value": config["x"] * 2}
 
-    kwargs = {"name": "t", "modules": ["curvlab.tasks"], "directory": tmp_path}
+    kwargs = {"name": "t", "modules": ["curvlab.models.tasks"], "directory": tmp_path}
     assert cached(compute, {"x": 1}, **kwargs) == {"value": 2}
     assert cached(compute, {"x": 1}, **kwargs) == {"value": 2}
     assert len(calls) == 1
@@ -36,7 +36,7 @@ def test_cache_misses_when_the_code_version_changes(tmp_path, monkeypatch):
         calls.append(1)
         return len(calls)
 
-    kwargs = {"name": "t", "modules": ["curvlab.tasks"], "directory": tmp_path}
+    kwargs = {"name": "t", "modules": ["curvlab.models.tasks"], "directory": tmp_path}
     assert cached(compute, {}, **kwargs) == 1
     monkeypatch.setattr(cache_module, "code_version", lambda modules: "a different source")
     assert cached(compute, {}, **kwargs) == 2
@@ -44,12 +44,12 @@ def test_cache_misses_when_the_code_version_changes(tmp_path, monkeypatch):
 
 
 def test_code_version_depends_on_the_source_of_the_named_modules():
-    assert code_version(["curvlab.tasks"]) != code_version(["curvlab.attention"])
-    assert code_version(["curvlab.tasks", "curvlab.attention"]) == code_version(
-        ["curvlab.attention", "curvlab.tasks"]
+    assert code_version(["curvlab.models.tasks"]) != code_version(["curvlab.models.attention"])
+    assert code_version(["curvlab.models.tasks", "curvlab.models.attention"]) == code_version(
+        ["curvlab.models.attention", "curvlab.models.tasks"]
     )
-    assert cache_key({"a": [1, 2]}, ["curvlab.tasks"]) != cache_key(
-        {"a": [2, 1]}, ["curvlab.tasks"]
+    assert cache_key({"a": [1, 2]}, ["curvlab.models.tasks"]) != cache_key(
+        {"a": [2, 1]}, ["curvlab.models.tasks"]
     )
 
 
@@ -62,9 +62,9 @@ def test_cache_directory_follows_the_environment(monkeypatch, tmp_path):
 
 def test_cache_rejects_configs_that_are_not_json():
     with pytest.raises(TypeError, match="config"):
-        cache_key({"x": object()}, ["curvlab.tasks"])
+        cache_key({"x": object()}, ["curvlab.models.tasks"])
     with pytest.raises(TypeError, match="config"):
-        cache_key({"x": float("nan")}, ["curvlab.tasks"])
+        cache_key({"x": float("nan")}, ["curvlab.models.tasks"])
 
 
 def test_write_csv_round_trips_the_columns(tmp_path):

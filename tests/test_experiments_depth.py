@@ -10,9 +10,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from curvlab.attention import build_classifier, representation_map
-from curvlab.curvature import gaussian_curvature
-from curvlab.experiments import depth, graph_law, growth, measures, poole
+from curvlab.analysis import growth
+from curvlab.geometry.curvature import gaussian_curvature
+from curvlab.models import sheets
+from curvlab.models.attention import build_classifier, representation_map
+from curvlab.studies import depth, graph_law, poole
 
 TINY = {
     "depths": [1, 2],
@@ -61,7 +63,7 @@ def test_cached_depth_run_equals_fresh_run(tmp_path):
 
 def test_structured_stack_of_ridge_increments_is_flat_at_every_depth():
     for L in (1, 2, 4, 8):
-        stats = measures.sheet_curvature(_ridge_stack(L, gated=False), points_per_axis=8)
+        stats = sheets.sheet_curvature(_ridge_stack(L, gated=False), points_per_axis=8)
         assert stats["non_immersed_nodes"] == 0
         assert stats["curvature_total_abs"] < 1e-12
         assert stats["curvature_positive_fraction"] == 0.0
@@ -69,7 +71,7 @@ def test_structured_stack_of_ridge_increments_is_flat_at_every_depth():
 
 def test_gated_structured_stack_total_curvature_grows_with_depth_at_small_depth():
     totals = [
-        measures.sheet_curvature(_ridge_stack(L, gated=True), points_per_axis=10)[
+        sheets.sheet_curvature(_ridge_stack(L, gated=True), points_per_axis=10)[
             "curvature_total_abs"
         ]
         for L in (1, 2, 4, 8)
@@ -82,8 +84,8 @@ def test_gated_structured_stack_total_curvature_grows_with_depth_at_small_depth(
 @given(scale=st.floats(min_value=0.05, max_value=20.0))
 def test_scaling_a_map_scales_curvature_but_not_the_scale_free_measures(scale):
     f = _ridge_stack(3, gated=True)
-    base = measures.sheet_curvature(f, points_per_axis=6)
-    scaled = measures.sheet_curvature(lambda x: scale * f(x), points_per_axis=6)
+    base = sheets.sheet_curvature(f, points_per_axis=6)
+    scaled = sheets.sheet_curvature(lambda x: scale * f(x), points_per_axis=6)
     assert math.isclose(
         scaled["curvature_mean_abs"], base["curvature_mean_abs"] / scale**2, rel_tol=1e-8
     )
@@ -208,7 +210,7 @@ def test_depth_config_rejects_bad_settings():
 
 @pytest.mark.slow
 def test_command_line_depth_study_writes_its_records(tmp_path, capsys):
-    from curvlab.__main__ import main
+    from curvlab.cli import main
 
     out = tmp_path / "depth.csv"
     argv = ["depth", "--seeds", "1", "--depths", "1", "--out", str(out)]
@@ -230,7 +232,7 @@ def test_command_line_rejects_a_bad_seed_count():
 @settings(max_examples=30, deadline=None)
 @given(checks=st.dictionaries(st.text(min_size=1, max_size=5), st.booleans(), min_size=1))
 def test_reproduction_verdict_follows_the_checks(checks):
-    from curvlab.experiments.claims import verdict
+    from curvlab.analysis.claims import verdict
 
     expected = (
         "reproduced"
@@ -242,7 +244,7 @@ def test_reproduction_verdict_follows_the_checks(checks):
 
 
 def test_reproduction_checks_read_paired_comparisons():
-    from curvlab.experiments.claims import (
+    from curvlab.analysis.claims import (
         claim_record,
         higher_than_baseline,
         no_significant_difference,
@@ -291,9 +293,7 @@ def test_graph_law_equals_the_engine_on_the_structured_stack():
         engine = gaussian_curvature(graph_law.structured_stack_map(layer, L), points)
         law = graph_law.graph_law_curvature(phi, L, points)
         assert torch.allclose(engine, law, rtol=1e-8, atol=1e-12)
-        total = measures.sheet_curvature(
-            graph_law.structured_stack_map(layer, L), points_per_axis=5
-        )
+        total = sheets.sheet_curvature(graph_law.structured_stack_map(layer, L), points_per_axis=5)
         assert math.isclose(
             total["curvature_total_abs"],
             graph_law.graph_law_total_curvature(phi, L, points_per_axis=5),
@@ -309,7 +309,7 @@ def test_graph_law_tail_is_the_limit_of_L_times_the_total_curvature():
 
 
 def test_alternating_unstructured_writes_cancel_to_a_flat_plane():
-    flat = measures.sheet_curvature(
+    flat = sheets.sheet_curvature(
         graph_law.unstructured_stack_map(
             [[0, 0, 1], [0, 0, -1]], graph_law.draw_structured_layer(0)
         ),
@@ -334,7 +334,7 @@ def test_structured_regime_study_and_its_summary():
 
 
 def test_representation_curvature_counts_every_node():
-    stats = measures.representation_curvature(
+    stats = sheets.representation_curvature(
         build_classifier("gated_elementwise"), points_per_axis=5
     )
     assert stats["curvature_nodes"] + stats["non_immersed_nodes"] == 25
@@ -343,14 +343,14 @@ def test_representation_curvature_counts_every_node():
 
 def test_representation_curvature_is_zero_on_the_flat_token_sheet():
     model = build_classifier("ungated")
-    stats = measures.representation_curvature(model, layer=0, points_per_axis=4)
+    stats = sheets.representation_curvature(model, layer=0, points_per_axis=4)
     assert stats["curvature_total_abs"] < 1e-12 and stats["non_immersed_nodes"] == 0
 
 
 def test_representation_curvature_is_the_sheet_curvature_of_the_representation_map():
     model = build_classifier("gated_headwise", seed=3)
-    direct = measures.sheet_curvature(representation_map(model), points_per_axis=5)
-    assert measures.representation_curvature(model, points_per_axis=5) == direct
+    direct = sheets.sheet_curvature(representation_map(model), points_per_axis=5)
+    assert sheets.representation_curvature(model, points_per_axis=5) == direct
 
 
 def test_structured_total_curvature_equals_the_composed_stack_and_the_law():
@@ -361,7 +361,7 @@ def test_structured_total_curvature_equals_the_composed_stack_and_the_law():
     depths = [1, 2, 3]
     totals = graph_law.structured_total_curvature(layer, depths, points_per_axis=5)
     for L, total in zip(depths, totals, strict=True):
-        composed = measures.sheet_curvature(
+        composed = sheets.sheet_curvature(
             graph_law.structured_stack_map(layer, L), points_per_axis=5
         )["curvature_total_abs"]
         assert math.isclose(total, composed, rel_tol=1e-9)

@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from curvlab.curvature import gaussian_curvature, scalar_curvature
-from curvlab.finite_differences import (
+from curvlab.geometry.curvature import gaussian_curvature, scalar_curvature
+from curvlab.geometry.finite_differences import (
     finite_difference_gaussian_curvature,
     finite_difference_jet,
     finite_difference_scalar_curvature,

@@ -1,12 +1,12 @@
-"""The search for a curved ungated input slice (curvlab.experiments.input_slices)."""
+"""The search for a curved ungated input slice (curvlab.studies.input_slices)."""
 
 import math
 
 import pytest
 import torch
 
-from curvlab.curvature import gaussian_curvature, lambdify_map
-from curvlab.experiments.input_slices import chart_points, curved_ungated_slice
+from curvlab.geometry.curvature import gaussian_curvature, lambdify_map
+from curvlab.studies.input_slices import chart_points, curved_ungated_slice
 from curvlab.symbolic import input_attention_mean
 
 

@@ -1,12 +1,21 @@
 """The import rules of ARCHITECTURE.md, enforced on every module of src/curvlab.
 
+A module's layer is its folder: ``curvlab/<folder>/...`` belongs to the layer named by
+``<folder>``, in the order
+
+    symbolic < geometry < models < analysis < studies < plotting < cli
+
+(top-level modules: ``curvlab.curvature`` re-exports the geometry layer's public API,
+``curvlab.cli`` and ``curvlab.__main__`` are the command line, the package ``__init__`` imports
+nothing).  Three rules:
+
 1. No module imports a private name (``_name``, not a dunder) from another module: a shared
    piece is a public function of a named module, or it is not shared.
-2. A layer imports only its own layer and those below it:
+2. A layer imports only its own layer and those below it.
+3. No import cycle anywhere, counting imports inside functions (a lazy import hides a cycle
+   from Python, not from a reader).
 
-       symbolic < engine < models and tasks < experiments < classroom < site
-
-Imports are read with ``ast`` (module-level and function-level alike), relative imports are
+Imports are read with ``ast`` (module-level and function-level alike); relative imports are
 resolved against the importing module's package.
 """
 
@@ -18,35 +27,19 @@ from pathlib import Path
 import pytest
 
 SOURCE = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SOURCE / "curvlab"
 
-# module (or package) name -> layer; the longest matching prefix wins
-LAYERS = {
-    "curvlab": 0,  # the package's own __init__ re-exports nothing
-    "curvlab.symbolic": 0,
-    "curvlab.gauss_equation": 1,
-    "curvlab.curvature": 1,
-    "curvlab.finite_differences": 1,
-    "curvlab.measures": 1,
-    "curvlab.surfaces": 1,
-    "curvlab.quadrature": 1,
-    "curvlab.tasks": 2,
-    "curvlab.attention": 2,
-    "curvlab.point_map": 2,
-    "curvlab.training": 2,
-    "curvlab.stats": 2,
-    "curvlab.experiments": 3,
-    "curvlab.benchmark": 3,
-    "curvlab.classroom": 4,
-    "curvlab.plotting": 5,
-    "curvlab.widgets": 5,
-    "curvlab.__main__": 5,
-}
-LAYER_NAMES = ("symbolic", "engine", "models and tasks", "experiments", "classroom", "site")
-
-# Known violations waiting for the Part II change (experiments/ and __main__ are reshaped
-# there); each entry is (importing module, imported module, name or None).  Empty today: add
-# an entry only with a reason, and delete it when the change lands.
-PENDING: set[tuple[str, str, str | None]] = set()
+LAYER_ORDER = (
+    "symbolic",
+    "geometry",
+    "models",
+    "analysis",
+    "studies",
+    "plotting",
+    "cli",
+    "classroom",
+)
+TOP_LEVEL = {"curvlab": "symbolic", "curvlab.curvature": "geometry", "curvlab.__main__": "cli"}
 
 
 def module_name(path: Path) -> str:
@@ -57,12 +50,13 @@ def module_name(path: Path) -> str:
 
 
 def layer_of(module: str) -> int | None:
-    candidates = [
-        prefix for prefix in LAYERS if module == prefix or module.startswith(prefix + ".")
-    ]
-    if not candidates:
+    """The rank of ``module``'s layer, read from its folder; None outside the layers."""
+    if module in TOP_LEVEL:
+        return LAYER_ORDER.index(TOP_LEVEL[module])
+    parts = module.split(".")
+    if parts[0] != "curvlab" or len(parts) < 2:
         return None
-    return LAYERS[max(candidates, key=len)]
+    return LAYER_ORDER.index(parts[1]) if parts[1] in LAYER_ORDER else None
 
 
 def is_module(name: str) -> bool:
@@ -90,51 +84,112 @@ def imports_of(source: str, module: str, is_package: bool) -> list[tuple[str, st
     return [(target, name) for target, name in found if target.split(".")[0] == "curvlab"]
 
 
+def imported_module(target: str, name: str | None) -> str:
+    """The module an import reaches: ``from package import module`` reaches the module."""
+    return f"{target}.{name}" if name and is_module(f"{target}.{name}") else target
+
+
 def violations(source: str, module: str, is_package: bool = False) -> list[str]:
-    """Every breach of the two rules by one module's source."""
+    """Every breach of rules 1 and 2 by one module's source."""
     problems = []
     own = layer_of(module)
     for target, name in imports_of(source, module, is_package):
-        if (module, target, name) in PENDING:
-            continue
         is_private = name is not None and name.startswith("_") and not name.startswith("__")
         if is_private and target != module:
             problems.append(f"{module} imports the private name {name} from {target}")
-        imported = f"{target}.{name}" if is_module(f"{target}.{name}") else target
+        imported = imported_module(target, name)
         theirs = layer_of(imported)
         if own is not None and theirs is not None and theirs > own:
             problems.append(
-                f"{module} ({LAYER_NAMES[own]}) imports {imported} ({LAYER_NAMES[theirs]}), "
+                f"{module} ({LAYER_ORDER[own]}) imports {imported} ({LAYER_ORDER[theirs]}), "
                 "a higher layer"
             )
     return problems
 
 
-MODULES = sorted(SOURCE.joinpath("curvlab").rglob("*.py"))
+def import_graph(paths) -> dict[str, set[str]]:
+    """module -> the curvlab modules it imports (anywhere in its source)."""
+    graph = {}
+    for path in paths:
+        module = module_name(path)
+        edges = imports_of(path.read_text(), module, path.name == "__init__.py")
+        graph[module] = {imported_module(t, n) for t, n in edges} - {module}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for succ in graph.get(node, ()):
+            if succ not in index:
+                visit(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SOURCE)))
 def test_every_module_has_a_layer_and_keeps_the_import_rules(path):
     module = module_name(path)
-    assert layer_of(module) is not None, f"{module}: give it a layer in ARCHITECTURE.md and here"
+    assert layer_of(module) is not None, f"{module}: put it in a layer's folder (ARCHITECTURE.md)"
     assert violations(path.read_text(), module, path.name == "__init__.py") == []
 
 
-def test_the_checker_catches_both_kinds_of_breach():
-    engine_reaching_up = "from curvlab.attention import build_classifier\n"
-    assert "a higher layer" in violations(engine_reaching_up, "curvlab.measures")[0]
+def test_the_import_graph_has_no_cycle():
+    assert cycles(import_graph(MODULES)) == []
+
+
+def test_the_checker_catches_each_kind_of_breach():
+    models_reaching_up = "from curvlab.studies.cells import run_cell\n"
+    assert "a higher layer" in violations(models_reaching_up, "curvlab.models.attention")[0]
     private = "def f():\n    from curvlab.curvature import _helper\n"
-    assert "private name _helper" in violations(private, "curvlab.measures")[0]
+    assert "private name _helper" in violations(private, "curvlab.geometry.measures")[0]
     relative = "from .geometry import _chain\n"
     assert "from curvlab.symbolic.geometry" in violations(relative, "curvlab.symbolic.fisher")[0]
     symbolic_reaching_up = "from curvlab.curvature import metric\n"
     assert violations(symbolic_reaching_up, "curvlab.symbolic.geometry")
-    assert violations("from curvlab.gauss_equation import jets\n", "curvlab.measures") == []
+    ok = "from curvlab.geometry.gauss_equation import jets\n"
+    assert violations(ok, "curvlab.geometry.measures") == []
     dunder = "from .attention import __all__ as names\n"
     assert violations(dunder, "curvlab.symbolic", is_package=True) == []
-    assert "a higher layer" in violations("from curvlab import widgets\n", "curvlab.tasks")[0]
+    assert "a higher layer" in violations("from curvlab import cli\n", "curvlab.models.tasks")[0]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_pending_exceptions_name_real_modules():
-    for importer, target, _ in PENDING:
-        assert layer_of(importer) is not None and layer_of(target) is not None
+def test_a_module_outside_the_layer_folders_has_no_layer():
+    assert layer_of("curvlab.experiments.cells") is None
+    assert layer_of("curvlab.curvature") == LAYER_ORDER.index("geometry")
+    assert layer_of("curvlab.curvature") == LAYER_ORDER.index("geometry")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in MODULES if not {"symbolic", "classroom"} & set(p.relative_to(PACKAGE).parts)],
+    ids=lambda p: str(p.relative_to(SOURCE)),
+)
+def test_no_module_outside_symbolic_exceeds_500_lines(path):
+    assert len(path.read_text().splitlines()) <= 500

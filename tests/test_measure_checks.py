@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from curvlab.attention import build_classifier
-from curvlab.experiments.measure_checks import closed_form_checks, rho_step_stability
+from curvlab.models.attention import build_classifier
+from curvlab.studies.measure_checks import closed_form_checks, rho_step_stability
 
 
 def _table(rows):

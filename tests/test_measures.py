@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from curvlab.measures import (
+from curvlab.geometry.measures import (
     area,
     curve_curvature,
     curve_measures,
@@ -17,9 +17,9 @@ from curvlab.measures import (
     surface_measures,
     surface_measures_from_grid,
 )
-from curvlab.surfaces import cylinder, enneper, sphere, three_sphere
-from curvlab.surfaces import saddle as saddle_surface
-from curvlab.surfaces import torus as torus_of
+from curvlab.geometry.surfaces import cylinder, enneper, sphere, three_sphere
+from curvlab.geometry.surfaces import saddle as saddle_surface
+from curvlab.geometry.surfaces import torus as torus_of
 
 FULL_SPHERE = [(0.0, math.pi), (0.0, 2 * math.pi)]
 FULL_TORUS = [(-math.pi, math.pi), (-math.pi, math.pi)]

@@ -5,7 +5,7 @@ import math
 import sympy as sp
 import torch
 
-from curvlab.curvature import lambdify_map
+from curvlab.geometry.curvature import lambdify_map
 from curvlab.symbolic import composing_layer
 
 VALUES = [1, sp.Rational(-1, 2)]

@@ -71,8 +71,8 @@ def test_the_study_chapters_run_one_protocol_and_share_its_cache():
 
 def _synthetic_runs(gap_nonlinear, gap_linear, seeds=8):
     """Runs of every model on every task whose accuracies differ by a known, noisy gap."""
-    from curvlab.attention import VARIANTS
-    from curvlab.tasks import LINEAR_TASKS, TASKS
+    from curvlab.models.attention import VARIANTS
+    from curvlab.models.tasks import LINEAR_TASKS, TASKS
 
     runs = []
     for seed in range(seeds):
@@ -103,8 +103,8 @@ def _synthetic_runs(gap_nonlinear, gap_linear, seeds=8):
 def test_claims_and_the_verdict_rule_read_the_same_p(gap_nonlinear, gap_linear):
     """claims.json's equivalence records carry the (Holm-adjusted) TOST p in ``p``, which is
     what stats.verdict_follows judges them on: every record's verdict follows, whatever it is."""
-    from curvlab import stats
-    from curvlab.experiments.reproduce import claims
+    from curvlab.analysis import stats
+    from curvlab.studies.reproduce import claims
 
     records = claims(_synthetic_runs(gap_nonlinear, gap_linear))
     linear = [r for r in records if r["margin"] is not None]
@@ -118,7 +118,7 @@ def test_claims_and_the_verdict_rule_read_the_same_p(gap_nonlinear, gap_linear):
 
 
 def test_the_sensitivity_analysis_recomputes_each_claim_on_converged_runs_only():
-    from curvlab.experiments.analysis import SENSITIVITY_FIELDS, analyse, claims
+    from curvlab.analysis.empirical import SENSITIVITY_FIELDS, analyse, claims
 
     runs = _synthetic_runs(0.05, 0.0)
     for run in runs:  # seeds 0 and 1 lose one run each; seed 1's gated run becomes an outlier

@@ -6,19 +6,19 @@ import math
 import pytest
 import torch
 
-from curvlab.attention import build_classifier
-from curvlab.experiments.cells import train_and_judge, train_until_converged
-from curvlab.experiments.convergence import budgets, converged, window_start
-from curvlab.experiments.ensemble import stack, train_ensemble
-from curvlab.experiments.pilot import PILOT, choose_epochs, run_pilot
-from curvlab.experiments.sweep import (
+from curvlab.models.attention import build_classifier
+from curvlab.models.convergence import budgets, converged, window_start
+from curvlab.models.ensemble import stack, train_ensemble
+from curvlab.models.tasks import make_task
+from curvlab.studies.cells import train_and_judge, train_until_converged
+from curvlab.studies.pilot import PILOT, choose_epochs, run_pilot
+from curvlab.studies.sweep import (
     SWEEP,
     reverses,
     stable_factors,
     sweep,
     sweep_points,
 )
-from curvlab.tasks import make_task
 
 
 def test_criterion_needs_stable_accuracy_and_stable_measures():
@@ -134,7 +134,7 @@ def test_tiny_pilot_and_sweep(tmp_path, monkeypatch):
     assert len(rows) == 2 * 2 * 3 * 2
     assert {r["budget"] for r in rows} == {4, 8}
     assert choose_epochs(rows, plan)["summary"][0]["runs"] == 12
-    monkeypatch.setattr("curvlab.experiments.sweep.SWEEP", {"d_model": [4, 8]})
+    monkeypatch.setattr("curvlab.studies.sweep.SWEEP", {"d_model": [4, 8]})
     out = sweep(
         "small",
         tmp_path / "sweep",
@@ -162,7 +162,7 @@ def test_budget_ladder_doubles_and_refuses_bad_settings():
 
 
 def _ladder_config(**overrides):
-    from curvlab.experiments.reproduce import reproduce_config
+    from curvlab.studies.reproduce import reproduce_config
 
     config = reproduce_config(
         "small", epochs=8, retrain_doublings=2, grid=4, rho_points=8, **overrides

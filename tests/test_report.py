@@ -1,13 +1,13 @@
-"""The Part II study in words (curvlab.experiments.report): tables with one row per record,
+"""The Part II study in words (curvlab.plotting.tables): tables with one row per record,
 escaped cells, and sentences that say what each record's numbers say."""
 
 import re
 
 import pytest
 
-from curvlab import stats
-from curvlab.experiments import report
-from curvlab.experiments.analysis import analyse
+from curvlab.analysis import stats
+from curvlab.analysis.empirical import analyse
+from curvlab.plotting import tables
 
 
 def _claim(name, verdict="supported", *, statement=None, margin=None, converged=True, **fields):
@@ -66,7 +66,7 @@ def _cells(row):
 
 
 def test_the_claims_table_has_one_row_per_claim_and_every_row_its_six_cells():
-    lines = report.claims_table(GEOMETRIC, CLAIMS).splitlines()
+    lines = tables.claims_table(GEOMETRIC, CLAIMS).splitlines()
     assert len(lines) == 2 + len(GEOMETRIC) + len(CLAIMS)
     assert [len(_cells(line)) for line in lines] == [6] * len(lines)
     keys = [_cells(line)[0].strip() for line in lines[2:]]
@@ -74,7 +74,7 @@ def test_the_claims_table_has_one_row_per_claim_and_every_row_its_six_cells():
 
 
 def test_pipes_in_statements_are_escaped_in_table_cells():
-    table = report.claims_table(GEOMETRIC, CLAIMS)
+    table = tables.claims_table(GEOMETRIC, CLAIMS)
     assert "gated ∫\\|K\\| dA > ungated" in table
     assert "K > 0 \\| only gated" in table
     sheet = next(line for line in table.splitlines() if "E1-sheet" in line)
@@ -82,59 +82,59 @@ def test_pipes_in_statements_are_escaped_in_table_cells():
 
 
 def test_a_geometric_row_counts_its_passed_checks():
-    assert report.geometric_row("T3", GEOMETRIC["T3"]).startswith(
+    assert tables.geometric_row("T3", GEOMETRIC["T3"]).startswith(
         "| **T3** | K > 0 \\| only gated | 2 of 3 checks | | **partly** |"
     )
 
 
 def test_an_empirical_row_carries_interval_mde_margin_p_and_the_converged_verdict():
-    linear = report.empirical_row(CLAIMS[4])
+    linear = tables.empirical_row(CLAIMS[4])
     assert "+0.050 [-0.020, +0.015]; margin ±0.01 (TOST, 90% CI); mde₈₀ 0.031" in linear
     cells = [c.strip() for c in _cells(linear)]
     assert cells[3:] == ["0.2", "**inconclusive**", "inconclusive"]
-    assert _cells(report.empirical_row(CLAIMS[2]))[-1].strip() == "–"  # not recomputed
-    assert "mde₈₀" not in report.empirical_row({**CLAIMS[0], "mde_80": None})
+    assert _cells(tables.empirical_row(CLAIMS[2]))[-1].strip() == "–"  # not recomputed
+    assert "mde₈₀" not in tables.empirical_row({**CLAIMS[0], "mde_80": None})
 
 
 def test_an_inconclusive_claims_sentence_names_its_mde_and_a_decided_one_does_not():
-    inconclusive = report.claim_sentence(CLAIMS[1])
+    inconclusive = tables.claim_sentence(CLAIMS[1])
     assert "detectable at 80% power: 0.031" in inconclusive
     assert "→ **inconclusive**" in inconclusive
-    assert "detectable" not in report.claim_sentence(CLAIMS[0])
+    assert "detectable" not in tables.claim_sentence(CLAIMS[0])
 
 
 def test_a_claims_sentence_ends_with_its_sensitivity_analysis():
-    changed = report.claim_sentence(CLAIMS[1])
+    changed = tables.claim_sentence(CLAIMS[1])
     assert changed.endswith(
         "on converged runs only (17 seeds): +0.050 [-0.010, +0.080] → supported."
     )
-    missing = report.claim_sentence(CLAIMS[2])
+    missing = tables.claim_sentence(CLAIMS[2])
     assert missing.endswith("too few seeds with every run converged to recompute it.")
-    assert "(90% TOST interval, margin ±0.01)" in report.claim_sentence(CLAIMS[4])
+    assert "(90% TOST interval, margin ±0.01)" in tables.claim_sentence(CLAIMS[4])
 
 
 def test_the_sentence_list_holds_one_item_per_e1_and_e2_claim():
-    items = report.claim_sentences(CLAIMS).splitlines()
+    items = tables.claim_sentences(CLAIMS).splitlines()
     assert [i.split("**")[1] for i in items] == [r["claim"] for r in CLAIMS[:5]]
     assert all(i.startswith("- **") for i in items)
 
 
 def test_the_converged_only_summary_separates_kept_and_changed_verdicts():
-    text = report.converged_only_summary(CLAIMS)
+    text = tables.converged_only_summary(CLAIMS)
     assert text == (
         "On converged runs alone the verdict is unchanged for E1-sheet, E2, E2-linear, E3; "
         "it changes for E1-proxy (supported)."
     )
-    assert report.converged_only_summary(CLAIMS[2:3]).endswith("for no claim; it changes for none.")
+    assert tables.converged_only_summary(CLAIMS[2:3]).endswith("for no claim; it changes for none.")
 
 
 def test_the_measures_agree_only_when_the_three_e1_verdicts_are_one():
-    text = report.measures_agreement(CLAIMS)
+    text = tables.measures_agreement(CLAIMS)
     assert "do **not** agree" in text
     assert "∫|K| dA supported, ρ inconclusive, ρ⊥ supported" in text
     assert text.endswith("E1-sheet 3, E1-proxy 3, E1-extrinsic 3, E2 3, E2-linear 3.")
     same = [{**r, "verdict": "supported"} if r["claim"] == "E1-proxy" else r for r in CLAIMS]
-    assert "measures agree in this run" in report.measures_agreement(same)
+    assert "measures agree in this run" in tables.measures_agreement(same)
 
 
 def test_the_verdict_summaries_group_every_claim_under_its_verdict():
@@ -146,22 +146,22 @@ def test_the_verdict_summaries_group_every_claim_under_its_verdict():
         "depths": [1],
         "n_train": 128,
     }
-    text = report.verdict_summary(CLAIMS, config)
+    text = tables.verdict_summary(CLAIMS, config)
     assert text.startswith("Of the 5 curvature and accuracy claims")
     assert (
         "supported: E1-sheet, E1-extrinsic; contradicted: E2; inconclusive: E1-proxy, E2-linear"
         in text
     )
     meta = {"config": config, "runs": 800, "unconverged_runs": 12}
-    full = report.study_summary(CLAIMS, meta)
+    full = tables.study_summary(CLAIMS, meta)
     assert "**supported**: E1-sheet, E1-extrinsic, E3; **contradicted**: E2;" in full
     assert "12 of 800 runs did not meet" in full
     assert full.endswith("the verdict changes for: E1-proxy, E1-extrinsic.")  # None ≠ verdict
-    assert report.study_summary([CLAIMS[0]], meta).endswith("changes for: no claim.")
+    assert tables.study_summary([CLAIMS[0]], meta).endswith("changes for: no claim.")
 
 
 def test_the_correlation_sentences_show_r_with_its_interval():
-    e3 = report.e3_sentence(CLAIMS[5])
+    e3 = tables.e3_sentence(CLAIMS[5])
     assert "$r$ = +0.40 [+0.20, +0.55] (Spearman +0.38), verdict **supported**" in e3
     assert "pooled over tasks $r$ = -0.12, beside the unverified $r$ = 0.79" in e3
     c = {
@@ -173,7 +173,7 @@ def test_the_correlation_sentences_show_r_with_its_interval():
         "spearman_ci_low": 0.19,
         "spearman_ci_high": 0.4,
     }
-    text = report.correlation_summary({"pooled": c, "within_task": c, "paper_r": 0.79}, CLAIMS[5])
+    text = tables.correlation_summary({"pooled": c, "within_task": c, "paper_r": 0.79}, CLAIMS[5])
     assert text.startswith(
         "Over 300 runs on the nonlinear tasks: pooled Pearson $r$ = +0.31 [+0.20, +0.41]"
     )
@@ -191,11 +191,11 @@ def test_the_protocol_and_convergence_counts_are_those_of_the_runs():
         _run("moons", "ungated", 0, epochs=800),
         _run("moons", "ablation", 0, False, 3200),
     ]
-    assert report.converged_by_budget(runs, [400, 800, 1600, 3200]) == (
+    assert tables.converged_by_budget(runs, [400, 800, 1600, 3200]) == (
         "Runs converged at each budget: 400 epochs: 1, 800 epochs: 1, 1600 epochs: 0, "
         "3200 epochs: 0; unconverged at 3200: 2."
     )
-    assert report.unconverged_summary(runs) == (
+    assert tables.unconverged_summary(runs) == (
         "**2 of 4 runs** miss the criterion (by task: `xor` 1, `moons` 1, each out of 2; "
         "by model: `ungated` 0, `ablation` 2)."
     )
@@ -213,7 +213,7 @@ def test_the_protocol_and_convergence_counts_are_those_of_the_runs():
         "tasks": ["xor", "moons"],
         "models": ["ungated", "ablation"],
     }
-    text = report.executed_protocol({"scale": "small", "config": config, "device": "cpu"}, 4, 61.4)
+    text = tables.executed_protocol({"scale": "small", "config": config, "device": "cpu"}, 4, 61.4)
     assert "from 400 epochs (retrained up to 3200)" in text
     assert "2 tasks × 2 models = **4 runs**, device `cpu`" in text
     assert "This build spent 61 s on it" in text
@@ -242,16 +242,16 @@ PILOT = [
 
 
 def test_the_pilot_table_has_one_row_per_budget_and_the_choice_says_why():
-    lines = report.pilot_table(PILOT).splitlines()
+    lines = tables.pilot_table(PILOT).splitlines()
     assert len(lines) == 2 + len(PILOT)
     assert lines[2] == "| 400 | 120 | 0.810 | 0.9100 | +0.0010 | no | 0.970 |"
     assert "| – |" in lines[3]
     fallback = {"epochs": 400, "rule": "baseline only", "chosen": None, "summary": PILOT}
-    text = report.pilot_choice(fallback)
+    text = tables.pilot_choice(fallback)
     assert text.startswith("The pilot sets **400 epochs** by the rule on *baseline only*.")
     assert "(at best 85%)" in text
     met = {**fallback, "chosen": 400, "rule": "convergence and baseline"}
-    assert report.pilot_choice(met).endswith("That budget meets both conditions.")
+    assert tables.pilot_choice(met).endswith("That budget meets both conditions.")
 
 
 def _point(factor, value=None, e1=(0.3, 0.1, 0.5), e2=(0.02, -0.01, 0.05), share=0.9):
@@ -278,7 +278,7 @@ SWEEP = [
 
 
 def test_the_sweep_table_has_one_row_per_point():
-    lines = report.sweep_table(SWEEP).splitlines()
+    lines = tables.sweep_table(SWEEP).splitlines()
     assert len(lines) == 2 + len(SWEEP)
     assert [len(_cells(line)) for line in lines] == [6] * len(lines)
     assert lines[2].startswith("| small | 0.90 | 0.900 | 0.870 | +0.300 [+0.100, +0.500] |")
@@ -286,7 +286,7 @@ def test_the_sweep_table_has_one_row_per_point():
 
 
 def test_the_sweep_summary_names_the_stable_and_the_reversing_factors():
-    text = report.sweep_summary(SWEEP)
+    text = tables.sweep_summary(SWEEP)
     assert text.startswith("At `small` (8 seeds), E1's interval lies above 0 and E2's across 0")
     assert "No reversal along: d_model, n_train; a reversal along: depth." in text
     assert "hold along: d_model; they change along: depth, n_train." in text
@@ -330,20 +330,20 @@ def test_the_sentences_read_real_claims_of_the_analysis():
                     }
                 )
     records = analyse(runs)["claims"]
-    table = report.claims_table({}, records).splitlines()
+    table = tables.claims_table({}, records).splitlines()
     assert len(table) == 2 + len(records)
     for record, row in zip(records, table[2:], strict=True):
         assert f"**{record['verdict']}**" in row
         assert record["verdict"] in stats.VERDICTS
-    assert len(report.claim_sentences(records).splitlines()) == sum(
+    assert len(tables.claim_sentences(records).splitlines()) == sum(
         r["claim"].startswith(("E1", "E2")) for r in records
     )
 
 
 def test_measure_checks_table_has_a_row_per_surface_and_escapes_the_pipes():
-    from curvlab.experiments.measure_checks import closed_form_checks
+    from curvlab.studies.measure_checks import closed_form_checks
 
-    lines = report.measure_checks_table(closed_form_checks(points_per_axis=4)).splitlines()
+    lines = tables.measure_checks_table(closed_form_checks(points_per_axis=4)).splitlines()
     assert len(lines) == 2 + 3
     assert lines[0].startswith("| surface | ∫\\|K\\| dA | ρ₀ | ρ⊥ |")
     assert all(line.count(" | ") == 3 for line in lines[2:])  # four cells: no pipe splits one
@@ -361,9 +361,9 @@ def test_step_table_lines_up_the_models_by_step():
             {"h": 0.001, "median_gap": 2e-5, "max_gap": 4e-3},
         ],
     }
-    lines = report.step_table(gaps).splitlines()
+    lines = tables.step_table(gaps).splitlines()
     assert lines[0] == "| h | a: median gap | a: largest gap | b: median gap | b: largest gap |"
     assert lines[3] == "| 1e-03 | 1.0e-05 | 1.0e-03 | 2.0e-05 | 4.0e-03 |"
     gaps["b"][1]["h"] = 0.01
     with pytest.raises(ValueError, match="gaps"):
-        report.step_table(gaps)
+        tables.step_table(gaps)

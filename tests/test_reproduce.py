@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from curvlab import stats
-from curvlab.attention import VARIANTS, build_classifier, representation_map
-from curvlab.curvature import gaussian_curvature
-from curvlab.experiments.analysis import SENSITIVITY_FIELDS
-from curvlab.experiments.convergence import budgets
-from curvlab.experiments.ensemble import (
+from curvlab.analysis import stats
+from curvlab.analysis.empirical import SENSITIVITY_FIELDS
+from curvlab.geometry.curvature import gaussian_curvature
+from curvlab.models.attention import VARIANTS, build_classifier, representation_map
+from curvlab.models.convergence import budgets
+from curvlab.models.ensemble import (
     ensemble_jets,
     ensemble_logits,
     plateau,
@@ -22,15 +22,15 @@ from curvlab.experiments.ensemble import (
     train_ensemble,
     train_loop,
 )
-from curvlab.experiments.ensemble_benchmark import benchmark_ensemble
-from curvlab.experiments.measures import (
+from curvlab.models.sheets import (
     data_region_grid,
     direction_measures,
     finite_difference_rho,
     sheet_from_jets,
 )
-from curvlab.experiments.reproduce import CLAIM_FIELDS, RUN_COLUMNS, reproduce
-from curvlab.tasks import make_task
+from curvlab.models.tasks import make_task
+from curvlab.studies.ensemble_benchmark import benchmark_ensemble
+from curvlab.studies.reproduce import CLAIM_FIELDS, RUN_COLUMNS, reproduce
 
 SMALL = {"d_model": 4, "n_heads": 1, "n_tokens": 2}
 
@@ -85,7 +85,7 @@ def test_jets_give_the_core_gaussian_curvature_of_each_member():
 
 
 def test_batched_sheet_measure_equals_the_core_sheet_measure_over_the_data_region():
-    from curvlab.measures import sheet_measures
+    from curvlab.geometry.measures import sheet_measures
 
     models, points, _ = _members("gated_elementwise")
     ens = stack(models)
@@ -252,7 +252,7 @@ def test_ensemble_benchmark_times_all_three_on_the_named_device():
 @pytest.mark.slow
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_a_tiny_study_on_cuda_matches_the_cpu_study(tmp_path):
-    tiny = _tiny(tmp_path, retrain_doublings=0, figures=False)
+    tiny = _tiny(tmp_path, retrain_doublings=0)
     on_cpu = reproduce("small", tmp_path / "cpu", device="cpu", **tiny)
     on_gpu = reproduce("small", tmp_path / "gpu", device="cuda", **tiny)
     assert json.loads(Path(on_gpu["paths"]["meta"]).read_text())["device"] == "cuda"

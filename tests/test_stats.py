@@ -1,4 +1,4 @@
-"""curvlab.stats: paired intervals, power, TOST, Holm, verdict rules, correlations."""
+"""curvlab.analysis.stats: paired intervals, power, TOST, Holm, verdict rules, correlations."""
 
 import math
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from curvlab import stats
+from curvlab.analysis import stats
 
 
 def test_paired_interval_matches_scipy_ttest_rel_and_covers_the_mean():

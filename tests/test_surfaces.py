@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from curvlab import surfaces
-from curvlab.curvature import gaussian_curvature, immersion_mask, scalar_curvature
+from curvlab.geometry import surfaces
+from curvlab.geometry.curvature import gaussian_curvature, immersion_mask, scalar_curvature
 
 GALLERY = surfaces.gallery()
 

@@ -7,8 +7,8 @@ import pytest
 import sympy as sp
 import torch
 
-from curvlab.curvature import gaussian_curvature as numeric_gaussian_curvature
-from curvlab.curvature import lambdify_map
+from curvlab.geometry.curvature import gaussian_curvature as numeric_gaussian_curvature
+from curvlab.geometry.curvature import lambdify_map
 from curvlab.symbolic import (
     composing_layer,
     composing_stack,

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from curvlab.attention import build_classifier
-from curvlab.tasks import make_task
-from curvlab.training import evaluate, fit, resolve_device
+from curvlab.models.attention import build_classifier
+from curvlab.models.tasks import make_task
+from curvlab.models.training import evaluate, fit, resolve_device
 
 
 def _fit_once(seed, batch_size=None):

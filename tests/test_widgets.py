@@ -1,4 +1,4 @@
-"""Laws of curvlab.widgets: the explored attention surface, its curvature, the two explorers."""
+"""Laws of curvlab.plotting.widgets: the attention surface, its curvature, the explorers."""
 
 import base64
 import math
@@ -15,7 +15,7 @@ import torch  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from curvlab import widgets  # noqa: E402
+from curvlab.plotting import widgets  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 gate_numbers = st.floats(min_value=-3.0, max_value=3.0, allow_nan=False)

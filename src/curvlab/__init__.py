@@ -6,15 +6,15 @@ The library under the book *Gating Enables Curvature*. Modules, one concern each
   symbolic attention maps.
 - :mod:`curvlab.curvature`   PyTorch (``torch.func``): the same curvatures for any
   differentiable map, batched over points (Gauss equation).
-- :mod:`curvlab.finite_differences`  the cheap proxy: curvature from finite differences.
-- :mod:`curvlab.measures`    scale-free summaries: area, total absolute curvature, K·A,
+- :mod:`curvlab.geometry.finite_differences`  the cheap proxy: curvature from finite differences.
+- :mod:`curvlab.geometry.measures`    scale-free summaries: area, total absolute curvature, K·A,
   Grassmannian length of curves.
-- :mod:`curvlab.benchmark`   ``python -m curvlab.benchmark``: the engine against a Python loop.
-- :mod:`curvlab.attention`   ungated and gated attention layers and small models.
-- :mod:`curvlab.tasks`       seeded synthetic classification tasks.
-- :mod:`curvlab.training`    fitting and evaluation.
-- :mod:`curvlab.experiments` the book's experiments, as functions returning tidy records.
-- :mod:`curvlab.plotting`, :mod:`curvlab.widgets`  figures and interactive explorers.
+- :mod:`curvlab.studies.engine_benchmark`  ``make bench``: the engine against a Python loop.
+- :mod:`curvlab.models.attention`   ungated and gated attention layers and small models.
+- :mod:`curvlab.models.tasks`       seeded synthetic classification tasks.
+- :mod:`curvlab.models.training`    fitting and evaluation.
+- :mod:`curvlab.studies` the book's experiments, as functions returning tidy records.
+- :mod:`curvlab.plotting`, :mod:`curvlab.plotting.widgets`  figures and interactive explorers.
 - :mod:`curvlab.classroom`   student editions of chapters and autograding.
 
 Submodules are imported on demand so that ``import curvlab`` stays cheap.

@@ -1,5 +1,5 @@
-"""The depth study's figures (records of :mod:`curvlab.experiments.depth`,
-:mod:`~curvlab.experiments.graph_law` and :mod:`~curvlab.experiments.poole`).
+"""The depth study's figures (records of :mod:`curvlab.studies.depth`,
+:mod:`~curvlab.studies.graph_law` and :mod:`~curvlab.studies.poole`).
 
 - :func:`plot_poole_anchor`  Poole et al.'s anchor: scale-free and raw measures against depth.
 - :func:`plot_structured_law`  the structured regime's ∫|K| dA against its closed-form law.
@@ -32,7 +32,7 @@ def _median_series(rows: list[Mapping], name: str, depths: list, **where) -> lis
 def plot_poole_anchor(poole: object, *, titles: tuple[str, str] | None = None):
     """Poole et al.'s anchor: scale-free measures (left) and raw ones (right) against depth.
 
-    ``poole`` are the records of :func:`curvlab.experiments.poole.poole_study` (``phase``,
+    ``poole`` are the records of :func:`curvlab.studies.poole.poole_study` (``phase``,
     ``depth``, ``grassmannian_length``, ``curvature_total_abs``, ``curve_curvature_mean``,
     ``curvature_mean_abs``); each line is the median over seeds, dashed ordered, solid
     chaotic; ``titles`` names the two panels. Returns ``(fig, axes)``.
@@ -79,7 +79,7 @@ def plot_structured_law(structured: object, *, title: str | None = None):
     """The exact structured regime: ∫|K| dA of the gated stacks against depth, with the 1/L tail.
 
     ``structured`` are the records of
-    :func:`curvlab.experiments.graph_law.structured_regime_study` (``seed``, ``gated``, ``depth``,
+    :func:`curvlab.studies.graph_law.structured_regime_study` (``seed``, ``gated``, ``depth``,
     ``curvature_total_abs``, ``tail_constant``); one line per seed (log–log), the tail
     constant / L dotted from L = 16 on, and the ungated stacks' maximum noted in words
     (they are flat, below the scale). Returns ``(fig, ax)``.
@@ -136,7 +136,7 @@ def plot_depth_study(
 ):
     """The attention depth study: ∫|K| dA against depth, one panel per (regime, phase).
 
-    ``records`` are those of :func:`curvlab.experiments.depth.depth_study`; every run is a dot
+    ``records`` are those of :func:`curvlab.studies.depth.depth_study`; every run is a dot
     (ungated left of the depth, gated right), the median over seeds a line. Returns
     ``(fig, axes)`` with ``axes`` of shape (len(regimes), len(phases)).
     """

@@ -1,0 +1,275 @@
+"""The Gauss-equation engine: curvature of a whitened immersion from its first two derivatives.
+
+This is the numeric core shared by :mod:`curvlab.curvature` (derivatives by autodiff),
+:mod:`curvlab.geometry.finite_differences` (derivatives by central differences) and
+:mod:`curvlab.geometry.measures` (integrals of K).  Everything here works on a *flat batch* of N
+points;
+the user-facing functions, with shapes (..., k), live in :mod:`curvlab.curvature`.
+
+What is here, in the order a computation runs::
+
+    PointBatch(f, u, cov, dtype)      checked inputs: points (N, k), d, L with Σ = L Lᵀ
+    jacobians / jets                  J (N, d, k), H (N, d, k, k) = ∂f, ∂²f (jacfwd under vmap)
+    batch.whiten(J), batch.whiten(H)  J̃ = L⁻¹ J, H̃ = L⁻¹ H: g = J̃ᵀ J̃ = Jᵀ Σ⁻¹ J
+    immersion_ratio / check_immersion σ_min(J̃)/σ_max(J̃) against IMMERSION_TOLERANCE
+    normal_part(J, H)                 II_ab = (I − Q Qᵀ) H_ab, J = Q R   (N, k, k, d)
+    gauss_equation(II)                R_abcd = ⟨II_ac, II_bd⟩ − ⟨II_ad, II_bc⟩   (N, k, k, k, k)
+    orthonormal_frame_form(J, II)     II in the frame e_i = ∂_a W_ai, J W = Q  (no g⁻¹)
+    gaussian_from_frame / scalar_from_frame   K = ⟨II_00, II_11⟩ − |II_01|²,
+                                      R = |H⃗|² − Σ_ij |II_ij|²  (H⃗ = Σ_i II_ii)
+
+Conventions (those of :mod:`curvlab.symbolic`): index order H[n, i, a, b] = ∂_a ∂_b f^i;
+R_abcd = g_ae Rᵉ_bcd = ⟨R(∂_c, ∂_d)∂_b, ∂_a⟩; a sphere of radius r has K = 1/r², R = k(k−1)/r².
+Input checks (:func:`resolve_dtype`, :func:`as_points`, :func:`output_dimension`,
+:func:`whitening_factor`) raise ValueError/TypeError naming the argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from torch.func import jacfwd, vmap
+
+__all__ = [
+    "IMMERSION_TOLERANCE",
+    "Map",
+    "PointBatch",
+    "as_points",
+    "check_finite",
+    "check_immersion",
+    "checked_jets",
+    "describe_indices",
+    "gauss_equation",
+    "gaussian_from_frame",
+    "immersion_ratio",
+    "jacobians",
+    "jets",
+    "normal_part",
+    "orthonormal_frame_form",
+    "output_dimension",
+    "resolve_dtype",
+    "scalar_from_frame",
+    "whitening_factor",
+]
+
+IMMERSION_TOLERANCE: dict[torch.dtype, float] = {torch.float64: 1e-7, torch.float32: 1e-3}
+"""Smallest σ_min(J)/σ_max(J) accepted as an immersion, per dtype (J whitened by Σ)."""
+
+Map = Callable[[torch.Tensor], torch.Tensor]
+
+# ---------------------------------------------------------------------------------------------
+# input checking
+
+
+def resolve_dtype(u, dtype) -> torch.dtype:
+    """The computation dtype: ``dtype`` if given (float64 or float32), else u's, else float64."""
+    if dtype is None:
+        if isinstance(u, torch.Tensor) and u.dtype in IMMERSION_TOLERANCE:
+            return u.dtype
+        return torch.float64
+    if dtype not in IMMERSION_TOLERANCE:
+        raise TypeError(f"dtype: expected torch.float64 or torch.float32, got {dtype}")
+    return dtype
+
+
+def as_points(u, dtype) -> torch.Tensor:
+    """u as a floating tensor of shape (..., k), k >= 1, on its own device."""
+    if isinstance(u, torch.Tensor):
+        if u.is_complex() or u.dtype == torch.bool:
+            raise TypeError(f"u: expected a real tensor of shape (..., k), got dtype {u.dtype}")
+        points = u.to(dtype)
+    else:
+        try:
+            points = torch.as_tensor(np.asarray(u, dtype=np.float64), dtype=dtype)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"u: expected a tensor of shape (..., k), got {type(u)!r}") from error
+    if points.ndim == 0 or points.shape[-1] == 0:
+        raise ValueError(f"u: expected shape (..., k) with k >= 1, got {tuple(points.shape)}")
+    if points[..., 0].numel() == 0:
+        raise ValueError(f"u: expected at least one point, got shape {tuple(points.shape)}")
+    if not torch.isfinite(points).all():
+        raise ValueError("u: the points must be finite (found NaN or inf)")
+    return points
+
+
+def output_dimension(f: Map, point: torch.Tensor) -> int:
+    """Evaluate f at one point and check it returns a tensor of shape (d,), d >= k."""
+    if not callable(f):
+        raise TypeError(f"f: expected a callable mapping a tensor (k,) to (d,), got {type(f)!r}")
+    k = point.shape[-1]
+    try:
+        value = f(point)
+    except RuntimeError as error:
+        raise TypeError(
+            f"f: calling f on one point of shape ({k},), dtype {point.dtype}, device "
+            f"{point.device} failed ({error}); f must accept that dtype and device (for an "
+            "nn.Module, call .double() and .to(device), or pass dtype=)"
+        ) from error
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"f: must return a torch.Tensor of shape (d,), got {type(value)!r}")
+    if value.ndim != 1:
+        raise ValueError(
+            f"f: must map one point of shape ({k},) to shape (d,), got {tuple(value.shape)}"
+        )
+    if value.dtype != point.dtype:
+        raise TypeError(f"f: returned dtype {value.dtype} for an input of dtype {point.dtype}")
+    d = value.shape[0]
+    if d < k:
+        raise ValueError(
+            f"f: maps R^{k} to R^{d}, and a k-dimensional immersion needs k <= d (k = {k}, d = {d})"
+        )
+    return d
+
+
+def whitening_factor(cov, d: int, like: torch.Tensor) -> torch.Tensor | None:
+    """Lower Cholesky factor L of cov (L Lᵀ = Σ), or None for the identity."""
+    if cov is None:
+        return None
+    sigma = torch.as_tensor(cov, dtype=like.dtype, device=like.device)
+    if sigma.shape != (d, d):
+        raise ValueError(
+            f"cov: expected shape ({d}, {d}) for f with d = {d}, got {tuple(sigma.shape)}"
+        )
+    if not torch.isfinite(sigma).all():
+        raise ValueError("cov: must be finite (found NaN or inf)")
+    scale = sigma.abs().max()
+    if (sigma - sigma.mT).abs().max() > 1e-10 * scale:
+        raise ValueError("cov: must be symmetric positive definite (it is not symmetric)")
+    factor, info = torch.linalg.cholesky_ex(sigma)
+    if info.item() != 0 or scale == 0:
+        raise ValueError("cov: must be symmetric positive definite (Cholesky factorisation failed)")
+    return factor
+
+
+def describe_indices(flat: torch.Tensor, shape: torch.Size, limit: int = 10) -> str:
+    """The multi-indices (into u's leading shape) of the True entries of a flat mask."""
+    where = torch.nonzero(flat).flatten().cpu().numpy()
+    if len(shape) == 0:
+        return "the single point u"
+    listed = [tuple(int(i) for i in np.unravel_index(n, tuple(shape))) for n in where[:limit]]
+    more = f" and {len(where) - limit} more" if len(where) > limit else ""
+    return f"indices {listed}{more}"
+
+
+class PointBatch:
+    """Checked inputs: flat points (N, k), leading shape, d, Cholesky factor of cov."""
+
+    def __init__(self, f: Map, u, cov, dtype):
+        dtype = resolve_dtype(u, dtype)
+        points = as_points(u, dtype)
+        self.f = f
+        self.leading_shape = points.shape[:-1]
+        self.k = points.shape[-1]
+        self.flat = points.reshape(-1, self.k)  # (N, k)
+        self.d = output_dimension(f, self.flat[0])
+        self.factor = whitening_factor(cov, self.d, self.flat)
+        self.tolerance = IMMERSION_TOLERANCE[dtype]
+
+    def whiten(self, tensor: torch.Tensor) -> torch.Tensor:
+        """L⁻¹ applied to the second axis (the output index) of (N, d, ...)."""
+        if self.factor is None:
+            return tensor
+        shape = tensor.shape
+        solved = torch.linalg.solve_triangular(
+            self.factor, tensor.reshape(shape[0], self.d, -1), upper=False
+        )
+        return solved.reshape(shape)
+
+    def unflatten(self, tensor: torch.Tensor) -> torch.Tensor:
+        """(N, ...) back to u's leading shape (..., ...)."""
+        return tensor.reshape((*self.leading_shape, *tensor.shape[1:]))
+
+
+# ---------------------------------------------------------------------------------------------
+# derivatives and the Gauss equation (flat batches: N points)
+
+
+def jacobians(f: Map, points: torch.Tensor, chunk_size=None) -> torch.Tensor:
+    """J (N, d, k) of f at each of the points (N, k), forward mode under vmap."""
+    return vmap(jacfwd(f), chunk_size=chunk_size)(points)  # (N, d, k)
+
+
+def jets(f: Map, points: torch.Tensor, chunk_size=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """J (N, d, k) and H (N, d, k, k) with H[n, i, a, b] = ∂_a ∂_b f^i at points[n]."""
+
+    def jacobian_twice(x):
+        jacobian = jacfwd(f)(x)
+        return jacobian, jacobian
+
+    def jet(x):
+        hessian, jacobian = jacfwd(jacobian_twice, has_aux=True)(x)
+        return jacobian, hessian
+
+    return vmap(jet, chunk_size=chunk_size)(points)
+
+
+def check_finite(batch: PointBatch, *tensors: torch.Tensor) -> None:
+    bad = torch.zeros(batch.flat.shape[0], dtype=torch.bool, device=batch.flat.device)
+    for tensor in tensors:
+        bad |= ~torch.isfinite(tensor.reshape(tensor.shape[0], -1)).all(dim=1)
+    if bad.any():
+        raise ValueError(
+            f"f: its value or derivatives are not finite at {int(bad.sum())} point(s) of u, "
+            f"at {describe_indices(bad, batch.leading_shape)}"
+        )
+
+
+def immersion_ratio(jacobian: torch.Tensor) -> torch.Tensor:
+    """σ_min(J)/σ_max(J) per point, 0 where J = 0."""
+    singular = torch.linalg.svdvals(jacobian)  # (N, k), descending
+    largest = singular[:, 0]
+    return torch.where(largest > 0, singular[:, -1] / largest.clamp_min(1e-300), 0.0)
+
+
+def check_immersion(batch: PointBatch, jacobian: torch.Tensor) -> None:
+    bad = ~(immersion_ratio(jacobian) >= batch.tolerance)
+    if bad.any():
+        raise ValueError(
+            f"u: f is not an immersion at {int(bad.sum())} point(s) (σ_min/σ_max of the whitened "
+            f"Jacobian below {batch.tolerance:g}), at "
+            f"{describe_indices(bad, batch.leading_shape)}; "
+            "curvature is undefined there (select points with immersion_mask)"
+        )
+
+
+def checked_jets(batch: PointBatch, chunk_size=None) -> tuple[torch.Tensor, torch.Tensor]:
+    jacobian, hessian = jets(batch.f, batch.flat, chunk_size)
+    check_finite(batch, jacobian, hessian)
+    jacobian, hessian = batch.whiten(jacobian), batch.whiten(hessian)
+    check_immersion(batch, jacobian)
+    return jacobian, hessian
+
+
+def normal_part(jacobian: torch.Tensor, hessian: torch.Tensor) -> torch.Tensor:
+    """II (N, k, k, d): (I − Q Qᵀ) H with J = Q R, the component of H normal to the tangents."""
+    q, _ = torch.linalg.qr(jacobian)  # (N, d, k)
+    tangential = torch.einsum("ndk,ndab->nkab", q, hessian)  # (N, k, k, k)
+    normal = hessian - torch.einsum("ndk,nkab->ndab", q, tangential)  # (N, d, k, k)
+    return normal.permute(0, 2, 3, 1)  # (N, k, k, d)
+
+
+def orthonormal_frame_form(jacobian: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
+    """II in an orthonormal tangent frame e_i = ∂_a W_ai (J W = Q, W = R⁻¹): (N, k, k, d)."""
+    _, upper = torch.linalg.qr(jacobian)  # (N, k, k)
+    eye = torch.eye(upper.shape[-1], dtype=upper.dtype, device=upper.device).expand_as(upper)
+    inverse = torch.linalg.solve_triangular(upper, eye, upper=True)  # W (N, k, k)
+    return torch.einsum("nai,nbj,nabx->nijx", inverse, inverse, second)
+
+
+def gauss_equation(second: torch.Tensor) -> torch.Tensor:
+    """R_abcd = ⟨II_ac, II_bd⟩ − ⟨II_ad, II_bc⟩ from II (N, k, k, d): (N, k, k, k, k)."""
+    products = torch.einsum("nacx,nbdx->nabcd", second, second)  # ⟨II_ac, II_bd⟩
+    return products - products.transpose(-1, -2)
+
+
+def scalar_from_frame(frame: torch.Tensor) -> torch.Tensor:
+    """R = |H⃗|² − Σ_ij |II_ij|² in an orthonormal frame (H⃗ = Σ_i II_ii): (N,)."""
+    mean_vector = torch.diagonal(frame, dim1=1, dim2=2).sum(dim=-1)  # (N, d)
+    return (mean_vector**2).sum(dim=-1) - (frame**2).sum(dim=(1, 2, 3))
+
+
+def gaussian_from_frame(frame: torch.Tensor) -> torch.Tensor:
+    """K = ⟨II_00, II_11⟩ − |II_01|² in an orthonormal frame of a surface: (N,)."""
+    return (frame[:, 0, 0] * frame[:, 1, 1]).sum(dim=-1) - (frame[:, 0, 1] ** 2).sum(dim=-1)

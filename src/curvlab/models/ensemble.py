@@ -1,0 +1,385 @@
+"""Training many classifiers of one shape at once: a vectorised ensemble over a member axis.
+
+E classifiers built by :func:`curvlab.models.attention.build_classifier` with the same variant and
+widths (any seeds, any tasks: each member has its own data) are stacked along a leading
+member axis with ``torch.func.stack_module_state``: every parameter becomes one tensor
+(E, ...).  Two forward passes compute the E logits from those stacked tensors:
+
+- ``backend="einsum"`` (default): the classifier written out by hand with ``einsum`` over the
+  member axis e, e.g. Q K V = einsum("ebtd,eod->ebto", h, W_qkv) + b_qkv;
+- ``backend="vmap"``: ``torch.func.vmap`` of ``torch.func.functional_call`` of one member.
+
+Training (:func:`train_ensemble`): full-batch Adam on L = Σ_e ℓ_e, ℓ_e the mean binary
+cross-entropy of member e on its own data.  ∂L/∂θ_e = ∂ℓ_e/∂θ_e and Adam acts elementwise,
+so every member follows exactly the trajectory it would follow alone (:func:`train_loop` is
+that per-member loop with :func:`curvlab.models.training.fit`; the test suite checks the two agree).
+Every epoch's training loss and accuracy are recorded (the curves), with the loss plateau of
+:func:`plateau` beside them; whether a run of the study converged is judged on accuracy and
+the curvature measures by :mod:`curvlab.models.convergence`, not by the loss.
+
+:func:`ensemble_jets` gives the first and second input derivatives of every member's pooled
+representation at once (nested forward-mode ``torch.func.jvp`` through the einsum forward),
+from which :mod:`curvlab.models.sheets` computes curvature.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+from torch.func import functional_call, jvp, stack_module_state, vmap
+
+from curvlab.models.attention import (
+    AdditiveSelfAttention,
+    AttentionBlock,
+    AttentionClassifier,
+    GatedSelfAttention,
+)
+from curvlab.models.training import fit
+
+__all__ = [
+    "BACKENDS",
+    "SCHEDULES",
+    "Ensemble",
+    "ensemble_jets",
+    "ensemble_logits",
+    "ensemble_representation",
+    "plateau",
+    "stack",
+    "train_ensemble",
+    "train_loop",
+]
+
+BACKENDS: tuple[str, ...] = ("einsum", "vmap")
+"""The two vectorised forward passes (module docstring)."""
+
+SCHEDULES: tuple[str, ...] = ("constant", "cosine")
+"""Learning-rate schedules of :func:`train_ensemble`."""
+
+PLATEAU_WINDOW = 0.2
+"""The plateau criterion looks at the last 20% of the epochs ..."""
+
+PLATEAU_TOLERANCE = 0.01
+"""... and calls a run converged when its loss fell by less than 1% (relative) over them,
+or when the loss is below :data:`LOSS_FLOOR` (the data are fitted)."""
+
+LOSS_FLOOR = 1e-3
+
+
+def plateau(curve: Sequence[float], *, window=PLATEAU_WINDOW, tolerance=PLATEAU_TOLERANCE):
+    """The plateau criterion of one loss curve: (converged, relative change over the window).
+
+    change = (L[t₀] − L[end]) / L[t₀], t₀ the start of the last ``window`` share of the epochs;
+    converged when change < ``tolerance`` or L[end] < LOSS_FLOOR.
+
+    >>> converged, change = plateau([1.0, 0.5, 0.4, 0.399, 0.3985])
+    >>> converged, round(change, 6)
+    (True, 0.001253)
+    >>> plateau([1.0, 0.8, 0.6, 0.4, 0.2])[0]
+    False
+    """
+    curve = [float(v) for v in curve]
+    if len(curve) < 2 or not all(math.isfinite(v) for v in curve):
+        raise ValueError("curve: expected at least 2 finite loss values")
+    start = curve[max(0, len(curve) - 1 - max(1, round(window * len(curve))))]
+    change = (start - curve[-1]) / start if start > 0 else 0.0
+    return bool(change < tolerance or curve[-1] < LOSS_FLOOR), change
+
+
+class Ensemble:
+    """E classifiers of one shape as stacked tensors: ``params`` and ``buffers`` dicts of
+    (E, ...) tensors, the ``template`` module (one member, for names and shapes), and its
+    description (variant, depth, heads, pooling)."""
+
+    def __init__(self, models: Sequence[AttentionClassifier]):
+        models = list(models)
+        if not models or not all(isinstance(m, AttentionClassifier) for m in models):
+            raise TypeError("models: expected a nonempty list of AttentionClassifier")
+        names = [tuple((n, p.shape) for n, p in m.named_parameters()) for m in models]
+        if any(n != names[0] for n in names):
+            raise ValueError("models: an ensemble needs models of one shape (same variant)")
+        template = models[0]
+        for block in template.blocks:
+            if not isinstance(block, AttentionBlock):
+                raise ValueError("models: the structured (read/write) regime is not supported")
+        self.template = template
+        kinds = {type(b.attention) for b in template.blocks}
+        attention = template.blocks[0].attention
+        self.kind = "ungated"
+        if isinstance(attention, GatedSelfAttention):
+            self.kind = "gated_" + attention.gate_kind
+        elif isinstance(attention, AdditiveSelfAttention):
+            self.kind = "additive_" + attention.nonlinearity
+        if len(kinds) != 1:
+            raise ValueError("models: all blocks must be of one attention kind")
+        params, buffers = stack_module_state(models)
+        self.params = {k: v.detach().clone() for k, v in params.items()}
+        self.buffers = {k: v.detach().clone() for k, v in buffers.items()}
+        self.size = len(models)
+
+    def to(self, device=None, dtype=None) -> Ensemble:
+        """Move (and cast floating tensors of) the stacked state in place; returns self."""
+        for store in (self.params, self.buffers):
+            for key, value in store.items():
+                store[key] = value.to(device=device, dtype=dtype)
+        return self
+
+    def with_params(self, params: dict) -> Ensemble:
+        """A shallow copy of this ensemble with the stacked parameters ``params`` (a snapshot)."""
+        import copy
+
+        other = copy.copy(self)
+        other.params = dict(params)
+        return other
+
+    def member(self, index: int) -> AttentionClassifier:
+        """Member ``index`` as an ordinary module (a copy of the template with its weights)."""
+        import copy
+
+        model = copy.deepcopy(self.template)
+        state = {k: v[index] for k, v in {**self.params, **self.buffers}.items()}
+        model.load_state_dict(state)
+        return model
+
+
+def stack(models: Sequence[AttentionClassifier]) -> Ensemble:
+    """Stack classifiers of one shape into an :class:`Ensemble`."""
+    return Ensemble(models)
+
+
+def _heads(t: torch.Tensor, n_heads: int) -> torch.Tensor:
+    E, B, T, w = t.shape
+    return t.reshape(E, B, T, n_heads, w // n_heads).transpose(2, 3)  # (E, B, nh, T, hs)
+
+
+def _linear(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """einsum("ebti,eoi->ebto", h, weight) + bias, as one batched matmul over e (faster)."""
+    E, B, T, i = h.shape
+    flat = torch.baddbmm(bias[:, None, :], h.reshape(E, B * T, i), weight.transpose(1, 2))
+    return flat.reshape(E, B, T, -1)
+
+
+def _block(ens: Ensemble, params: dict, index: int, h: torch.Tensor) -> torch.Tensor:
+    block = ens.template.blocks[index]
+    attention = block.attention
+    prefix = f"blocks.{index}."
+    x = h
+    if isinstance(block.norm, nn.LayerNorm):
+        x = nn.functional.layer_norm(h, h.shape[-1:], eps=block.norm.eps)
+        x = (
+            x * params[prefix + "norm.weight"][:, None, None]
+            + params[prefix + "norm.bias"][:, None, None]
+        )
+    a = prefix + "attention."
+    qkv = _linear(x, params[a + "query_key_value.weight"], params[a + "query_key_value.bias"])
+    w, nh = attention.d_model, attention.n_heads
+    q, k, v = (_heads(t, nh) for t in qkv.split(w, dim=-1))  # (E, B, nh, T, hs)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(attention.head_size)  # (E, B, nh, T, T)
+    y = torch.softmax(scores, dim=-1) @ v  # (E, B, nh, T, hs)
+    if ens.kind.startswith("gated"):
+        gate = _linear(x, params[a + "gate.weight"], params[a + "gate.bias"])
+        if ens.kind == "gated_headwise":
+            y = y * torch.sigmoid(gate).transpose(2, 3).unsqueeze(-1)  # (E, B, nh, T, 1)
+        else:
+            y = y * torch.sigmoid(_heads(gate, nh))
+    elif ens.kind.startswith("additive"):
+        shift = _heads(_linear(x, params[a + "shift.weight"], params[a + "shift.bias"]), nh)
+        y = y + (torch.tanh(shift) if ens.kind == "additive_tanh" else shift)
+    E, B, _, T, _ = y.shape
+    y = y.transpose(2, 3).reshape(E, B, T, w)
+    update = _linear(y, params[a + "output.weight"], params[a + "output.bias"])
+    return h + update if block.residual else update
+
+
+def _tokens(ens: Ensemble, points: torch.Tensor) -> torch.Tensor:
+    buffers = ens.buffers
+    projections = buffers["tokenizer.projections"].to(points.dtype)  # (E, T, d, 2)
+    tokens = torch.einsum("etdk,ebk->ebtd", projections, points)
+    tokens = tokens + buffers["tokenizer.offsets"].to(points.dtype)[:, None]
+    E, B = points.shape[:2]
+    cls = buffers["tokenizer.cls"].to(points.dtype)[:, None, None, :].expand(E, B, 1, -1)
+    return torch.cat([cls, tokens], dim=2)  # (E, B, T + 1, d)
+
+
+def ensemble_representation(ens: Ensemble, points: torch.Tensor, params=None) -> torch.Tensor:
+    """Pooled representations (E, B, d) of member e at its points ``points[e]`` (E, B, 2)."""
+    params = ens.params if params is None else params
+    h = _tokens(ens, points)
+    for index in range(len(ens.template.blocks)):
+        h = _block(ens, params, index, h)
+    return h.mean(dim=2) if ens.template.pooling == "mean" else h[:, :, 0]
+
+
+def ensemble_logits(
+    ens: Ensemble, points: torch.Tensor, params=None, *, backend: str = "einsum"
+) -> torch.Tensor:
+    """Logits (E, B) of every member at its own points (E, B, 2)."""
+    params = ens.params if params is None else params
+    if backend == "einsum":
+        pooled = ensemble_representation(ens, points, params)  # (E, B, d)
+        weight, bias = params["readout.weight"], params["readout.bias"]  # (E, 1, d), (E, 1)
+        return torch.einsum("ebd,ed->eb", pooled, weight[:, 0]) + bias
+    if backend == "vmap":
+
+        def one(p, b, x):
+            return functional_call(ens.template, (p, b), (x,))
+
+        return vmap(one)(params, ens.buffers, points)
+    raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
+
+
+def _check_data(ens: Ensemble, points, labels) -> None:
+    if not isinstance(points, torch.Tensor) or points.ndim != 3 or points.shape[-1] != 2:
+        raise ValueError("points: expected a tensor (E, n, 2)")
+    if points.shape[0] != ens.size:
+        raise ValueError(f"points: expected {ens.size} members, got {points.shape[0]}")
+    if not isinstance(labels, torch.Tensor) or labels.shape != points.shape[:2]:
+        raise ValueError(f"labels: expected shape {tuple(points.shape[:2])}")
+
+
+def train_ensemble(
+    ens: Ensemble,
+    points: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    epochs: int,
+    learning_rate: float,
+    weight_decay: float = 0.0,
+    backend: str = "einsum",
+    progress=None,
+    snapshots: Sequence[int] = (),
+    schedule: str = "constant",
+) -> dict:
+    """Train every member on its own full batch with Adam for ``epochs`` epochs, in place.
+
+    ``points`` (E, n, 2), ``labels`` (E, n) in {0, 1}.  Returns ``loss_curve`` and
+    ``accuracy_curve`` (E, epochs) (training loss and accuracy before each step), the final
+    ``train_loss`` and ``train_accuracy`` (E,), ``converged`` (E,) bools by the loss plateau
+    of :func:`plateau`, ``plateau_change``, ``seconds`` and ``snapshots``: for each epoch t of
+    ``snapshots`` (0 <= t <= epochs) a copy of the stacked parameters after t steps.
+    ``schedule``: "constant" (the learning rate throughout) or "cosine" (step t uses
+    learning_rate · (1 + cos(π t / epochs)) / 2, annealed towards 0 at the end).
+    ``progress``: an optional callable called with the number of epochs done since the last
+    call (a tqdm bar's ``update``).
+    """
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule: expected one of {SCHEDULES}, got {schedule!r}")
+    _check_data(ens, points, labels)
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 2:
+        raise ValueError(f"epochs: expected an integer >= 2, got {epochs!r}")
+    wanted = set(snapshots)
+    if any(isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= epochs for t in wanted):
+        raise ValueError(f"snapshots: expected epochs in 0..{epochs}, got {sorted(wanted)!r}")
+    kept = {}
+    dtype = next(iter(ens.params.values())).dtype
+    points, labels = points.to(dtype), labels.to(dtype)
+    params = {k: v.detach().clone().requires_grad_(True) for k, v in ens.params.items()}
+    optimiser = torch.optim.Adam(list(params.values()), lr=learning_rate, weight_decay=weight_decay)
+    scheduler = None
+    if schedule == "cosine":
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimiser, lambda t: 0.5 * (1 + math.cos(math.pi * t / epochs))
+        )
+    curve = torch.empty(ens.size, epochs, dtype=torch.float64)
+    accuracy_curve = torch.empty(ens.size, epochs, dtype=torch.float64)
+    start = time.perf_counter()
+    for epoch in range(epochs):
+        if epoch in wanted:
+            kept[epoch] = {k: v.detach().clone() for k, v in params.items()}
+        logits = ensemble_logits(ens, points, params, backend=backend)  # (E, n)
+        losses = nn.functional.binary_cross_entropy_with_logits(
+            logits, labels, reduction="none"
+        ).mean(dim=1)  # (E,)
+        curve[:, epoch] = losses.detach().to(torch.float64).cpu()
+        hits = (logits.detach() > 0).to(dtype) == labels
+        accuracy_curve[:, epoch] = hits.to(torch.float64).mean(dim=1).cpu()
+        optimiser.zero_grad(set_to_none=True)
+        losses.sum().backward()
+        optimiser.step()
+        if scheduler is not None:
+            scheduler.step()
+        if progress is not None and (epoch + 1) % 50 == 0:
+            progress(50)
+    if progress is not None:
+        progress(epochs % 50)
+    ens.params = {k: v.detach() for k, v in params.items()}
+    if epochs in wanted:
+        kept[epochs] = {k: v.clone() for k, v in ens.params.items()}
+    with torch.no_grad():
+        logits = ensemble_logits(ens, points, backend=backend)
+        final = nn.functional.binary_cross_entropy_with_logits(
+            logits, labels, reduction="none"
+        ).mean(dim=1)
+        accuracy = ((logits > 0).to(dtype) == labels).to(torch.float64).mean(dim=1)
+    if not torch.isfinite(final).all():
+        raise ValueError("learning_rate: training diverged (non-finite loss); try a smaller value")
+    judged = [plateau(row.tolist()) for row in curve]
+    return {
+        "loss_curve": curve,
+        "accuracy_curve": accuracy_curve,
+        "train_loss": final.to(torch.float64).cpu(),
+        "train_accuracy": accuracy.cpu(),
+        "converged": [c for c, _ in judged],
+        "plateau_change": [change for _, change in judged],
+        "seconds": time.perf_counter() - start,
+        "snapshots": kept,
+    }
+
+
+def evaluate_ensemble(ens: Ensemble, points: torch.Tensor, labels: torch.Tensor) -> dict:
+    """Test accuracy and loss (E,) of every member on its own points (E, n, 2)."""
+    _check_data(ens, points, labels)
+    dtype = next(iter(ens.params.values())).dtype
+    points, labels = points.to(dtype), labels.to(dtype)
+    with torch.no_grad():
+        logits = ensemble_logits(ens, points)
+        loss = nn.functional.binary_cross_entropy_with_logits(
+            logits, labels, reduction="none"
+        ).mean(dim=1)
+        accuracy = ((logits > 0).to(dtype) == labels).to(torch.float64).mean(dim=1)
+    return {"accuracy": accuracy.cpu(), "loss": loss.to(torch.float64).cpu()}
+
+
+def train_loop(models, points, labels, *, epochs: int, learning_rate: float, device=None):
+    """The reference: each model trained alone by :func:`~curvlab.models.training.fit`
+    (full batch)."""
+    records = []
+    for model, x, y in zip(models, points, labels, strict=True):
+        records.append(fit(model, x, y, epochs=epochs, learning_rate=learning_rate, device=device))
+    return records
+
+
+def ensemble_jets(ens: Ensemble, points: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Jacobian J (E, N, d, 2) and Hessian H (E, N, d, 2, 2) of every member's pooled
+    representation x ↦ r_e(x) at its points (E, N, 2), by nested forward-mode ``jvp``.
+
+    Members (and points) do not interact, so the jvp along the tangent e_i at every point at
+    once gives ∂_i r_e(x) for all e and x together.
+    """
+    points = points.detach()
+    dtype = points.dtype
+    params = {k: v.detach().to(dtype) for k, v in ens.params.items()}
+
+    def represent(x):
+        return ensemble_representation(ens, x, params)
+
+    tangents = [torch.zeros_like(points) for _ in range(2)]
+    tangents[0][..., 0], tangents[1][..., 1] = 1.0, 1.0
+
+    def first(i):
+        return lambda x: jvp(represent, (x,), (tangents[i],))[1]
+
+    columns = [first(i)(points) for i in range(2)]  # each (E, N, d)
+    second = {}
+    for i, j in ((0, 0), (0, 1), (1, 1)):
+        second[i, j] = jvp(first(i), (points,), (tangents[j],))[1]
+    J = torch.stack(columns, dim=-1)  # (E, N, d, 2)
+    rows = [
+        torch.stack([second[0, 0], second[0, 1]], -1),
+        torch.stack([second[0, 1], second[1, 1]], -1),
+    ]
+    H = torch.stack(rows, dim=-1)  # (E, N, d, 2, 2), symmetric in the last two axes
+    return J, H

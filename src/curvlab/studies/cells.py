@@ -1,0 +1,300 @@
+"""One cell of the Part II study: all tasks × seeds of one (model, depth), trained at once.
+
+:func:`run_cell` (cached) builds every member of a cell, trains them as one vectorised ensemble
+(:func:`curvlab.models.ensemble.train_ensemble`, full-batch Adam), then measures each
+member in float64: test accuracy and loss, ∫|K| dA over the data region, ρ₀ and ρ⊥ at test
+points along random unit directions (:mod:`curvlab.models.sheets`).  The measures are
+also taken at the start t₀ of the last window of epochs, from a snapshot of the weights, and
+each run's convergence is judged by :func:`curvlab.models.convergence.converged`.
+A run that did not converge is trained afresh with twice the epochs, up the ladder
+:func:`~curvlab.models.convergence.budgets` from ``epochs``, ``retrain_doublings`` times
+(:func:`train_until_converged`); the first converged budget is kept.
+Seed s draws the task split and the initial weights.
+
+A cell's configuration is one study configuration (:mod:`curvlab.studies.reproduce`)
+with single ``model``, ``depth`` and ``device``; its result holds ``runs`` (rows of
+:data:`RUN_COLUMNS`), the loss curves (each at :data:`CURVE_POINTS` + 1 evenly spaced epochs
+of its own budget) and ``seconds``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from curvlab.models.attention import build_classifier, parameter_count
+from curvlab.models.convergence import budgets, converged, window_start
+from curvlab.models.ensemble import (
+    ensemble_jets,
+    evaluate_ensemble,
+    stack,
+    train_ensemble,
+)
+from curvlab.models.sheets import data_region_grid, direction_measures, sheet_from_jets
+from curvlab.models.tasks import LINEAR_TASKS, make_task
+from curvlab.studies.cache import cached
+
+__all__ = [
+    "CODE_MODULES",
+    "CURVE_POINTS",
+    "RUN_COLUMNS",
+    "build_members",
+    "measure_members",
+    "resolve_device",
+    "run_cell",
+    "train_and_judge",
+    "train_until_converged",
+]
+
+CODE_MODULES: tuple[str, ...] = (
+    "curvlab.models.attention",
+    "curvlab.models.tasks",
+    "curvlab.models.training",
+    "curvlab.models.ensemble",
+    "curvlab.models.sheets",
+    "curvlab.models.convergence",
+    "curvlab.studies.cells",
+)
+"""The modules a cached cell depends on: editing any of them recomputes it."""
+
+CURVE_POINTS = 40
+"""Each loss curve is kept at epochs k·B/40, k = 0..40, of its budget B."""
+
+RUN_COLUMNS: tuple[str, ...] = (
+    "task",
+    "boundary",
+    "model",
+    "depth",
+    "seed",
+    "d_model",
+    "n_tokens",
+    "n_train",
+    "params",
+    "epochs",
+    "converged",
+    "accuracy_spread",
+    "measure_change",
+    "plateau_change",
+    "train_loss",
+    "train_accuracy",
+    "test_loss",
+    "test_accuracy",
+    "curvature_total_abs",
+    "curvature_total",
+    "area",
+    "non_immersed_nodes",
+    "rho",
+    "rho_normal",
+    "log_curvature_total_abs",
+    "log_rho",
+    "log_rho_normal",
+)
+"""The columns of ``runs.csv``: converged by the criterion of
+:mod:`curvlab.models.convergence` (with its accuracy spread and largest log change over
+the window), plateau_change the loss's relative drop over the window (recorded, not used),
+curvature_total_abs = ∫|K| dA over the data region, rho = ρ₀, rho_normal = ρ⊥
+(:mod:`curvlab.models.sheets`), and their natural logs."""
+
+
+_TRAINED = RUN_COLUMNS[RUN_COLUMNS.index("params") : RUN_COLUMNS.index("test_accuracy") + 1]
+
+
+def resolve_device(device) -> str:
+    """'auto' or None → 'cuda' when present, else 'cpu'; 'cpu'/'cuda' checked."""
+    if device in (None, "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device: expected 'auto', 'cpu' or 'cuda', got {device!r}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device: 'cuda' requested but no CUDA device is available")
+    return device
+
+
+def _log(value):
+    return math.log(value) if value is not None and value > 0 else None
+
+
+def build_members(config: dict, model: str, depth: int, members) -> tuple:
+    """The stacked ensemble of ``members`` [(task, seed)] and their data tensors on device:
+    (ensemble, params, train_x, train_y, test_x, test_y)."""
+    device = config["device"]
+    widths = {k: config[k] for k in ("d_model", "n_heads", "n_tokens", "residual", "norm")}
+    models = [
+        build_classifier(model, depth=depth, seed=s, pooling=config["pooling"], **widths)
+        for _, s in members
+    ]
+    data = [
+        make_task(
+            t, n_train=config["n_train"], n_test=config["n_test"], seed=s, noise=config["noise"]
+        )
+        for t, s in members
+    ]
+    tensors = [
+        torch.stack([getattr(d, name) for d in data]).float().to(device)
+        for name in ("train_points", "train_labels", "test_points", "test_labels")
+    ]
+    return (stack(models).to(device=device), parameter_count(models[0]), *tensors)
+
+
+def measure_members(ens, train_x, test_x, config: dict) -> list[dict]:
+    """Per member: ∫|K| dA (None without immersed nodes), ∫K dA, area, non-immersed nodes,
+    ρ₀ and ρ⊥, all in float64 (the ensemble is not modified)."""
+    ens = ens.with_params({k: v.double() for k, v in ens.params.items()})
+    ens.buffers = {k: v.double() for k, v in ens.buffers.items()}
+    nodes, weights = data_region_grid(train_x.double(), config["grid"])
+    J, H = ensemble_jets(ens, nodes)
+    sheet = sheet_from_jets(J, H, weights)
+    points = test_x.double()[:, : config["rho_points"]]
+    generator = torch.Generator().manual_seed(0)
+    shape = (*points.shape[:2], config["rho_directions"], 2)  # (E, N, directions, 2)
+    # one set of directions for every member, so that a member's ρ does not depend on its
+    # place in the ensemble (the retraining ladder trains subsets)
+    directions = torch.randn(*shape[1:], generator=generator, dtype=torch.float64)
+    directions = directions.expand(*shape).to(points.device)
+    directions = directions / directions.norm(dim=-1, keepdim=True)
+    J, H = ensemble_jets(ens, points)
+    rho = direction_measures(J, H, directions)
+    out = []
+    for e in range(ens.size):
+        total_abs = float(sheet["total_abs"][e]) if int(sheet["nodes"][e]) else None
+        out.append(
+            {
+                "curvature_total_abs": total_abs,
+                "curvature_total": float(sheet["total"][e]) if total_abs is not None else None,
+                "area": float(sheet["area"][e]),
+                "non_immersed_nodes": int(sheet["non_immersed"][e]),
+                "rho": float(rho["rho_mean"][e]),
+                "rho_normal": float(rho["rho_normal_mean"][e]),
+            }
+        )
+    return out
+
+
+def train_and_judge(config: dict, model: str, depth: int, members, epochs: int) -> dict:
+    """Train the ensemble of ``members`` ((task, seed) pairs) of one (model, depth) for
+    ``epochs`` by the config's schedule, measure it at the start of the convergence window and
+    at the end, and judge each member by :func:`~curvlab.models.convergence.converged`.
+
+    Returns ``params`` (per member), ``fitted`` (:func:`train_ensemble`'s output), ``tested``
+    (test loss and accuracy), ``measured`` (per member, at the end) and ``judged`` (per member:
+    converged, accuracy spread, measure change or None when not finite).
+    """
+    ens, params, train_x, train_y, test_x, test_y = build_members(config, model, depth, members)
+    t0 = window_start(epochs)
+    fitted = train_ensemble(
+        ens,
+        train_x,
+        train_y,
+        epochs=epochs,
+        learning_rate=config["learning_rate"],
+        weight_decay=config["weight_decay"],
+        schedule=config["schedule"],
+        snapshots=[t0],
+    )
+    tested = evaluate_ensemble(ens, test_x, test_y)
+    final = measure_members(ens, train_x, test_x, config)
+    start = measure_members(ens.with_params(fitted["snapshots"][t0]), train_x, test_x, config)
+    accuracy = torch.cat([fitted["accuracy_curve"][:, t0:], fitted["train_accuracy"][:, None]], 1)
+    judged = []
+    for e in range(len(members)):
+        ok, spread, change = converged(accuracy[e].tolist(), start[e], final[e])
+        judged.append((ok, spread, change if math.isfinite(change) else None))
+    return {
+        "params": params,
+        "fitted": fitted,
+        "tested": tested,
+        "measured": final,
+        "judged": judged,
+    }
+
+
+def _curve(loss_curve, budget: int) -> tuple[list[int], list[float]]:
+    epochs = sorted(
+        {min(budget - 1, round(k * budget / CURVE_POINTS)) for k in range(CURVE_POINTS + 1)}
+    )
+    return epochs, [float(loss_curve[e]) for e in epochs]
+
+
+def train_until_converged(config: dict, model: str, depth: int, members) -> tuple[list, float]:
+    """Train every member of ``members`` ((task, seed) pairs) of one (model, depth) at the first
+    budget of the ladder ``budgets(config["epochs"], config["retrain_doublings"])``, then train the
+    members that did not converge afresh at the next budget, and so on; each member keeps the
+    first budget at which it converged (or the last one).  Members of an ensemble do not
+    interact, so a member's result does not depend on which others share its rung.
+
+    Returns (per member a dict: ``epochs``, ``converged``, ``accuracy_spread``,
+    ``measure_change``, ``plateau_change``, train/test loss and accuracy, ``params``, the
+    measures of :func:`measure_members` and the loss curve ``curve_epochs``/``curve``;
+    the training seconds).
+    """
+    results: list = [None] * len(members)
+    remaining = list(range(len(members)))
+    seconds = 0.0
+    for budget in budgets(config["epochs"], config["retrain_doublings"]):
+        trained = train_and_judge(config, model, depth, [members[i] for i in remaining], budget)
+        fitted, tested = trained["fitted"], trained["tested"]
+        seconds += fitted["seconds"]
+        for j, i in enumerate(remaining):
+            ok, spread, change = trained["judged"][j]
+            curve_epochs, curve = _curve(fitted["loss_curve"][j], budget)
+            results[i] = {
+                "params": trained["params"],
+                "epochs": budget,
+                "converged": ok,
+                "accuracy_spread": spread,
+                "measure_change": change,
+                "plateau_change": fitted["plateau_change"][j],
+                "train_loss": float(fitted["train_loss"][j]),
+                "train_accuracy": float(fitted["train_accuracy"][j]),
+                "test_loss": float(tested["loss"][j]),
+                "test_accuracy": float(tested["accuracy"][j]),
+                "measured": trained["measured"][j],
+                "curve_epochs": curve_epochs,
+                "curve": curve,
+            }
+        remaining = [i for i in remaining if not results[i]["converged"]]
+        if not remaining:
+            break
+    return results, seconds
+
+
+def _cell(config: dict) -> dict:
+    """Train and measure one (model, depth) cell: all tasks × seeds as one ensemble."""
+    model, depth = config["model"], config["depth"]
+    members = [(t, s) for t in config["tasks"] for s in config["seeds"]]
+    results, seconds = train_until_converged(config, model, depth, members)
+    runs, curves = [], []
+    for (task, seed), result in zip(members, results, strict=True):
+        measured = result["measured"]
+        runs.append(
+            {
+                "task": task,
+                "boundary": "linear" if task in LINEAR_TASKS else "nonlinear",
+                "model": model,
+                "depth": depth,
+                "seed": seed,
+                "d_model": config["d_model"],
+                "n_tokens": config["n_tokens"],
+                "n_train": config["n_train"],
+                **{k: result[k] for k in _TRAINED},
+                **measured,
+                "log_curvature_total_abs": _log(measured["curvature_total_abs"]),
+                "log_rho": _log(measured["rho"]),
+                "log_rho_normal": _log(measured["rho_normal"]),
+            }
+        )
+        curves.append({"epochs": result["curve_epochs"], "losses": result["curve"]})
+    return {"runs": runs, "curves": curves, "seconds": seconds}
+
+
+def run_cell(cell_config: dict, *, directory=None, refresh: bool = False) -> dict:
+    """One cached cell (a study config with single ``model``, ``depth`` and ``device``)."""
+    return cached(
+        _cell,
+        cell_config,
+        name="reproduce",
+        modules=CODE_MODULES,
+        directory=directory,
+        refresh=refresh,
+    )

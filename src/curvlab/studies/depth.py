@@ -1,0 +1,391 @@
+"""The depth study: representation curvature of attention stacks against depth L, scale-free.
+
+One run = (regime, model, depth L, seed): build the classifier of
+:func:`curvlab.models.attention.build_classifier` from the seed, measure the curvature of its
+representation sheet x ∈ P ↦ pooled state after the last block (P = [-1, 1]², Σ = I) at
+initialisation, train it on one nonlinear task (:func:`curvlab.models.tasks.make_task`,
+:func:`curvlab.models.training.fit`), and measure again.  Regimes:
+
+    structured   one ReadWriteBlock tied over the L layers: it reads the first d − m coordinates
+                 and writes only the last m, so h_L = h_0 + L·(0, Δ(x)) (the coherent regime)
+    generic      L untied residual AttentionBlocks reading and writing all d coordinates
+
+Each phase ("init", "trained") gives one tidy record with the sheet statistics of
+:func:`curvlab.models.sheets.representation_curvature`
+(:data:`~curvlab.models.sheets.SHEET_METRICS`)::
+
+    curvature_total_abs          ∫_P |K| dA   (area of the Gauss image: scale-free, the headline)
+    curvature_dimensionless      K̄ · A        (mean K over P times the image area: scale-free)
+    curvature_positive_fraction  share of the image area with K > 0
+    curvature_mean_abs           mean |K| over P (raw, NOT scale-free: shown for the artefact)
+
+and the Poole et al. measures of 1-D probes (straight chords of P, :data:`PROBES`): the mean
+Grassmannian length L_G = ∫ κ ‖v‖ dθ (scale-free), Euclidean length L_E and mean κ = L_G / L_E.
+
+The companions of this study live in their own modules: the growth-law fits in
+:mod:`curvlab.analysis.growth`, the structured regime in closed form in
+:mod:`curvlab.studies.graph_law`, Poole et al.'s random tanh anchor in
+:mod:`curvlab.studies.poole`.  ``python -m curvlab depth`` runs this study
+(:func:`add_depth_arguments`, :func:`run_cli`) and, with ``--poole-out``, the anchor.
+
+The protocol (models, task, widths, optimiser, epochs, grids, probes) is this library's own:
+the paper's settings are not known.  :data:`SCALES` holds three sizes; ``small`` (depths 1, 2,
+4, 8, five seeds) runs in about a minute on two CPU cores.  Runs are cached on disk
+(:mod:`curvlab.studies.cache`) keyed by configuration and source code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable, Sequence
+
+import torch
+from tqdm.auto import tqdm
+
+from curvlab.analysis.growth import growth_laws
+from curvlab.geometry.measures import curve_measures
+from curvlab.models.attention import VARIANTS, build_classifier, representation_map
+from curvlab.models.sheets import representation_curvature, sheet_curvature
+from curvlab.models.tasks import TASKS, make_task
+from curvlab.models.training import evaluate, fit, resolve_device
+from curvlab.studies import write_csv
+from curvlab.studies.cache import cached
+from curvlab.studies.poole import poole_study
+from curvlab.studies.protocol import study_config
+
+__all__ = [
+    "CODE_MODULES",
+    "DEPTH_MODELS",
+    "PHASES",
+    "PROBES",
+    "REGIMES",
+    "SCALES",
+    "add_cli_arguments",
+    "add_depth_arguments",
+    "depth_config",
+    "depth_study",
+    "growth_laws",  # re-exported: the chapters read the study and its law from one place
+    "probe_lengths",
+    "run_cli",
+    "run_depth",
+    "sheet_curvature",  # re-exported from curvlab.models.sheets, likewise
+]
+
+CODE_MODULES: tuple[str, ...] = (
+    "curvlab.models.attention",
+    "curvlab.curvature",
+    "curvlab.studies.depth",
+    "curvlab.models.sheets",
+    "curvlab.geometry.gauss_equation",
+    "curvlab.geometry.measures",
+    "curvlab.models.tasks",
+    "curvlab.models.training",
+)
+"""The modules a cached run depends on: a change to any of their sources recomputes it."""
+
+
+REGIMES: tuple[str, ...] = ("structured", "generic")
+"""Weight-tied read/write stacks (coherent increments) and untied generic residual stacks."""
+
+DEPTH_MODELS: tuple[str, ...] = ("ungated", "gated_headwise")
+"""The variants compared by default (any of :data:`curvlab.models.attention.VARIANTS`)."""
+
+PHASES: tuple[str, ...] = ("init", "trained")
+"""When a representation is measured: at initialisation and after training."""
+
+PROBES: tuple[tuple[tuple[float, float], tuple[float, float]], ...] = (
+    ((-0.9, -0.3), (0.9, -0.3)),
+    ((-0.8, 0.8), (0.8, -0.6)),
+)
+"""The 1-D probes: straight chords (start, end) of the input patch, measured as open curves."""
+
+
+_MODEL = {"d_model": 4, "n_heads": 1, "n_tokens": 2, "write_dim": 2, "residual": True}
+_FIT = {"task": "circles", "n_train": 128, "n_test": 256, "noise": 0.05, "epochs": 40}
+
+SCALES: dict[str, dict] = {
+    "small": {
+        **_MODEL,
+        **_FIT,
+        "learning_rate": 0.05,
+        "regimes": list(REGIMES),
+        "models": list(DEPTH_MODELS),
+        "depths": [1, 2, 4, 8],
+        "seeds": [0, 1, 2, 3, 4],
+        "grid": 8,
+        "probe_points": 24,
+    },
+    "medium": {
+        **_MODEL,
+        **_FIT,
+        "d_model": 8,
+        "n_heads": 2,
+        "n_tokens": 4,
+        "n_train": 256,
+        "n_test": 512,
+        "epochs": 150,
+        "learning_rate": 0.02,
+        "regimes": list(REGIMES),
+        "models": list(DEPTH_MODELS),
+        "depths": [1, 2, 4, 8, 16],
+        "seeds": list(range(10)),
+        "grid": 16,
+        "probe_points": 48,
+    },
+    "large": {
+        **_MODEL,
+        **_FIT,
+        "d_model": 16,
+        "n_heads": 2,
+        "n_tokens": 8,
+        "write_dim": 4,
+        "n_train": 1024,
+        "n_test": 2048,
+        "epochs": 300,
+        "learning_rate": 0.01,
+        "regimes": list(REGIMES),
+        "models": ["ungated", "gated_headwise", "gated_elementwise"],
+        "depths": [1, 2, 4, 8, 16, 32],
+        "seeds": list(range(20)),
+        "grid": 24,
+        "probe_points": 64,
+    },
+}
+"""Study sizes.  A config holds one run's settings plus the lists it sweeps (``regimes``,
+``models``, ``depths``, ``seeds``), the grid (points per axis) and the probes' quadrature points
+(the Poole anchor's sizes are :data:`curvlab.studies.poole.SCALES`)."""
+
+_SWEPT = ("regimes", "models", "depths", "seeds")
+_CHECKS = {"regimes": REGIMES, "models": VARIANTS, "task": TASKS, "grid": 2, "probe_points": 2}
+_CHECKS |= {"depths": 1, "seeds": 0}
+
+
+def depth_config(scale: str = "small", **overrides) -> dict:
+    """The depth study's configuration at ``scale`` with ``overrides`` (unknown keys rejected).
+
+    >>> config = depth_config("small", seeds=[0, 1])
+    >>> config["depths"], config["seeds"], config["task"]
+    ([1, 2, 4, 8], [0, 1], 'circles')
+    """
+    return study_config(SCALES, scale, overrides, _CHECKS, study="depth study")
+
+
+# ---------------------------------------------------------------------------------------------
+# measuring one map
+
+
+def _chord(start: Sequence[float], end: Sequence[float]) -> Callable:
+    a = torch.tensor(start, dtype=torch.float64)
+    b = torch.tensor(end, dtype=torch.float64)
+
+    def point(t: torch.Tensor) -> torch.Tensor:
+        return a + t * (b - a)  # (2,)
+
+    return point
+
+
+def probe_lengths(f: Callable, probes=PROBES, points: int = 32) -> dict:
+    """Mean Poole measures of f's image of the straight chords ``probes`` of the input patch.
+
+    Each probe (start, end) is the open curve θ ∈ [0, 1] ↦ start + θ (end − start), measured
+    by :func:`curvlab.geometry.measures.curve_measures` (Gauss–Legendre, ``points`` nodes).  Returns
+    ``grassmannian_length`` (mean L_G, scale-free), ``euclidean_length`` (mean L_E) and
+    ``curve_curvature_mean`` (mean of L_G / L_E, raw).  An affine f gives L_G = 0.
+
+    >>> import torch
+    >>> lengths = probe_lengths(lambda x: torch.cat([x, x[:1] ** 2]), points=64)
+    >>> lengths["grassmannian_length"] > 0
+    True
+    """
+    measured = [
+        curve_measures(f, _chord(start, end), (0.0, 1.0), points, closed=False)
+        for start, end in probes
+    ]
+    return {
+        "grassmannian_length": statistics.fmean(m.grassmannian_length for m in measured),
+        "euclidean_length": statistics.fmean(m.euclidean_length for m in measured),
+        "curve_curvature_mean": statistics.fmean(m.mean_curvature for m in measured),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# the attention study
+
+
+def _build(run_config: dict):
+    structured = run_config["regime"] == "structured"
+    return build_classifier(
+        run_config["model"],
+        depth=run_config["depth"],
+        d_model=run_config["d_model"],
+        n_heads=run_config["n_heads"],
+        n_tokens=run_config["n_tokens"],
+        residual=run_config["residual"],
+        structured=structured,
+        write_dim=run_config["write_dim"],
+        seed=run_config["seed"],
+    )
+
+
+def _measure(model, run_config: dict) -> dict:
+    cpu_model = model.to("cpu")
+    stats = representation_curvature(cpu_model, points_per_axis=run_config["grid"])
+    lengths = probe_lengths(representation_map(cpu_model), points=run_config["probe_points"])
+    return {**stats, **lengths}
+
+
+def _run(run_config: dict) -> list[dict]:
+    start = time.perf_counter()
+    device = run_config["device"]
+    data = make_task(
+        run_config["task"],
+        n_train=run_config["n_train"],
+        n_test=run_config["n_test"],
+        seed=run_config["seed"],
+        noise=run_config["noise"],
+    )
+    model = _build(run_config)
+    key = {k: run_config[k] for k in ("regime", "model", "depth", "seed")}
+    tested = evaluate(model, data.test_points, data.test_labels, device=device)
+    init = {**key, "phase": "init", "accuracy": tested["accuracy"], **_measure(model, run_config)}
+    fitted = fit(
+        model,
+        data.train_points,
+        data.train_labels,
+        epochs=run_config["epochs"],
+        learning_rate=run_config["learning_rate"],
+        seed=run_config["seed"],
+        device=device,
+    )
+    tested = evaluate(model, data.test_points, data.test_labels, device=device)
+    trained = {
+        **key,
+        "phase": "trained",
+        "accuracy": tested["accuracy"],
+        "train_accuracy": fitted["train_accuracy"],
+        **_measure(model, run_config),
+    }
+    seconds = time.perf_counter() - start
+    return [{**init, "seconds": seconds}, {**trained, "seconds": seconds}]
+
+
+def run_depth(run_config: dict, *, directory=None, refresh: bool = False) -> list[dict]:
+    """One cached run (both phases): ``run_config`` is a study config whose swept lists are
+    replaced by single ``regime``, ``model``, ``depth``, ``seed`` entries, plus ``device``."""
+    return cached(
+        _run, run_config, name="depth", modules=CODE_MODULES, directory=directory, refresh=refresh
+    )
+
+
+def depth_study(
+    scale: str = "small",
+    *,
+    directory=None,
+    refresh: bool = False,
+    progress: bool = False,
+    device=None,
+    **overrides,
+) -> list[dict]:
+    """Run (or read from the cache) the attention depth study; tidy records, two per run.
+
+    Sweeps regimes × models × depths × seeds of :func:`depth_config`.  Each record: regime,
+    model, depth, seed, phase ("init" or "trained"), test accuracy (and train accuracy after
+    training), the :data:`SHEET_METRICS`, area and node counts, the probe lengths of
+    :func:`probe_lengths`, and the run's wall time ``seconds`` (as first computed).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     records = depth_study(directory=d, regimes=["structured"], models=["ungated"],
+    ...                           depths=[1], seeds=[0], epochs=1, grid=3, device="cpu")
+    >>> [(r["phase"], r["curvature_nodes"]) for r in records]
+    [('init', 9), ('trained', 9)]
+    """
+    config = depth_config(scale, **overrides)
+    device = str(resolve_device(device))
+    base = {k: v for k, v in config.items() if k not in _SWEPT}
+    runs = [
+        (regime, model, depth, seed)
+        for regime in config["regimes"]
+        for model in config["models"]
+        for depth in config["depths"]
+        for seed in config["seeds"]
+    ]
+    records = []
+    for regime, model, depth, seed in tqdm(runs, desc="depth study", disable=not progress):
+        run_config = {**base, "regime": regime, "model": model, "depth": depth, "seed": seed}
+        run_config["device"] = device
+        records.extend(run_depth(run_config, directory=directory, refresh=refresh))
+    return records
+
+
+# ---------------------------------------------------------------------------------------------
+# command line: python -m curvlab depth
+
+
+def add_depth_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the depth study's own options to ``parser`` (the ``depth`` subcommand).
+
+    ``python -m curvlab depth`` adds the common options (``--scale``, ``--out``, ``--device``,
+    ``--cache-dir``, ``--refresh``, ``--no-progress``) itself; these are the study's: ``--seeds``
+    (how many, 0..n−1), ``--depths`` and ``--poole-out`` (a CSV for the Poole anchor).
+
+    >>> args = add_depth_arguments(argparse.ArgumentParser()).parse_args(["--seeds", "2"])
+    >>> args.seeds, args.depths, args.poole_out
+    (2, None, None)
+    """
+    parser.add_argument("--seeds", type=int, default=None, help="number of seeds (0..n-1)")
+    parser.add_argument(
+        "--depths", type=int, nargs="+", default=None, help="depths L (default: the scale's)"
+    )
+    parser.add_argument("--poole-out", default=None, help="CSV of the Poole anchor's records")
+    return parser
+
+
+add_cli_arguments = add_depth_arguments
+
+
+def run_cli(args: argparse.Namespace) -> list[dict]:
+    """Run the depth study from parsed arguments, print its growth laws, return its records.
+
+    Reads ``scale``, ``seeds``, ``depths``, ``device``, ``cache_dir``, ``refresh``,
+    ``no_progress`` and ``poole_out`` from ``args`` (missing ones take their defaults); the
+    caller writes the records (``python -m curvlab depth --out FILE.csv``).
+    """
+    option = vars(args).get
+    overrides = {}
+    if option("seeds") is not None:
+        if option("seeds") < 1:
+            raise ValueError(f"--seeds: expected a positive integer, got {option('seeds')}")
+        overrides["seeds"] = list(range(option("seeds")))
+    if option("depths") is not None:
+        overrides["depths"] = list(option("depths"))
+    scale, directory, refresh = (
+        option("scale") or "small",
+        option("cache_dir"),
+        bool(option("refresh")),
+    )
+    start = time.perf_counter()
+    records = depth_study(
+        scale,
+        directory=directory,
+        refresh=refresh,
+        progress=not option("no_progress"),
+        device=option("device"),
+        **overrides,
+    )
+    for row in growth_laws(records):
+        if row["flat"] or row["exponent"] is None:
+            law = "flat" if row["flat"] else "no fit (one depth)"
+        else:
+            law = f"L^{row['exponent']:.2f} (r² {row['r_squared']:.2f})"
+        means = ", ".join(f"{m:.3g}" for m in row["means"])
+        print(f"{row['regime']:>10} {row['model']:>15} {row['phase']:>7}: ∫|K|dA {law}; {means}")
+    if option("poole_out"):
+        poole_seeds = {"poole_seeds": overrides["seeds"]} if "seeds" in overrides else {}
+        poole = poole_study(scale, directory=directory, refresh=refresh, **poole_seeds)
+        write_csv(poole, option("poole_out"))
+        print(f"{len(poole)} Poole anchor records -> {option('poole_out')}")
+    print(f"{len(records)} records, wall time {time.perf_counter() - start:.1f} s")
+    return records

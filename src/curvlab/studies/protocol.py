@@ -1,0 +1,76 @@
+"""Study configurations: a named scale, the caller's overrides, every setting checked.
+
+Each study of :mod:`curvlab.studies` keeps a dict of scales (``"small"``, ``"medium"``,
+...), each a flat dict of one run's settings plus the lists the study sweeps.
+:func:`study_config` copies one scale, applies overrides (unknown keys are refused) and checks
+the settings the study names: lists of names drawn from a fixed set (tasks, models, regimes),
+lists of integers with a minimum (depths, seeds), single names and single integers.  Every
+refusal is a ``ValueError`` that names the setting and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+__all__ = ["study_config"]
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def study_config(
+    scales: Mapping[str, dict],
+    scale: str,
+    overrides: Mapping[str, object],
+    checks: Mapping[str, int | Sequence[str]],
+    *,
+    study: str = "study",
+) -> dict:
+    """``scales[scale]`` with ``overrides`` applied, then each setting named in ``checks`` checked.
+
+    A check is the allowed names (a sequence of strings) or a minimum (an integer); what it
+    applies to follows the scale's own value: a list setting must be a nonempty list of allowed
+    names or of integers >= the minimum, a single setting one allowed name or one integer >= the
+    minimum.  Tuples in ``overrides`` become lists; the scale itself is never modified.
+
+    >>> scales = {"small": {"tasks": ["xor"], "seeds": [0, 1], "grid": 8}}
+    >>> study_config(scales, "small", {"seeds": (3,)}, {"tasks": ("xor", "moons"), "seeds": 0})
+    {'tasks': ['xor'], 'seeds': [3], 'grid': 8}
+    >>> study_config(scales, "small", {"grid": 1}, {"grid": 2})
+    Traceback (most recent call last):
+    ...
+    ValueError: grid: expected an integer >= 2, got 1
+    >>> study_config(scales, "small", {"tasks": []}, {"tasks": ("xor",)})
+    Traceback (most recent call last):
+    ...
+    ValueError: tasks: expected a nonempty list, got []
+    """
+    if scale not in scales:
+        raise ValueError(f"scale: expected one of {tuple(scales)}, got {scale!r}")
+    config = json.loads(json.dumps(scales[scale]))
+    unknown = sorted(set(overrides) - set(config))
+    if unknown:
+        raise ValueError(f"{unknown[0]}: not a setting of the {study} ({sorted(config)})")
+    config.update({k: list(v) if isinstance(v, tuple) else v for k, v in overrides.items()})
+    for key, check in checks.items():
+        if isinstance(scales[scale][key], list):
+            values = config[key]
+            if not isinstance(values, list) or not values:
+                raise ValueError(f"{key}: expected a nonempty list, got {values!r}")
+            for value in values:
+                _check_one(key, value, check, plural=True)
+        else:
+            _check_one(key, config[key], check, plural=False)
+    return config
+
+
+def _check_one(key: str, value, check, *, plural: bool) -> None:
+    if _is_int(check):
+        if not _is_int(value) or value < check:
+            what = f"integers >= {check}" if plural else f"an integer >= {check}"
+            raise ValueError(f"{key}: expected {what}, got {value!r}")
+    elif value not in check:
+        what = "names from" if plural else "one of"
+        raise ValueError(f"{key}: expected {what} {tuple(check)}, got {value!r}")
