@@ -170,6 +170,7 @@ def _ladder_config(**overrides):
     return {**config, "device": "cpu"}
 
 
+@pytest.mark.slow
 def test_each_run_keeps_the_first_budget_at_which_it_converged():
     config = _ladder_config()
     members = [(t, s) for t in ("xor", "blobs") for s in (0, 1, 2)]

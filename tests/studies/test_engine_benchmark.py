@@ -44,6 +44,7 @@ def test_benchmark_maps_go_from_two_and_three_dimensions_to_64():
         assert f(torch.zeros(k, dtype=torch.float64)).shape == (64,)
 
 
+@pytest.mark.slow
 def test_tiny_benchmark_records_are_complete_and_results_agree():
     names = ["gated attention, R^3 -> R^64"]
     records = run_benchmark(points=6, loop_points=2, maps=names)
@@ -76,6 +77,7 @@ def test_bad_sizes_and_names_raise():
         run_benchmark(points=3, loop_points=1, repeats=0)
 
 
+@pytest.mark.slow
 def test_command_line_prints_the_table(capsys):
     main(["--points", "2", "--loop-points", "1", "--gallery-points", "4"])
     out = capsys.readouterr().out

@@ -16,17 +16,6 @@ from curvlab.models import sheets
 from curvlab.models.attention import build_classifier, representation_map
 from curvlab.studies import depth, graph_law, poole
 
-TINY = {
-    "depths": [1, 2],
-    "seeds": [0],
-    "epochs": 2,
-    "grid": 3,
-    "probe_points": 4,
-    "n_train": 16,
-    "n_test": 16,
-    "device": "cpu",
-}
-
 
 def _ridge_stack(L: int, gated: bool):
     """(x, L·φ(x)) with φ a ridge function (ungated) or a gate times a ridge (gated)."""
@@ -43,8 +32,8 @@ def _ridge_stack(L: int, gated: bool):
 
 
 @pytest.mark.slow
-def test_depth_study_is_deterministic(tmp_path):
-    kwargs = dict(TINY, regimes=["structured", "generic"], models=["gated_headwise"])
+def test_depth_study_is_deterministic(tmp_path, tiny_depth):
+    kwargs = dict(tiny_depth, regimes=["structured", "generic"], models=["gated_headwise"])
     first = depth.depth_study(directory=tmp_path / "a", **kwargs)
     second = depth.depth_study(directory=tmp_path / "b", **kwargs)
     strip = [{k: v for k, v in r.items() if k != "seconds"} for r in first]
@@ -54,8 +43,8 @@ def test_depth_study_is_deterministic(tmp_path):
     }
 
 
-def test_cached_depth_run_equals_fresh_run(tmp_path):
-    kwargs = dict(TINY, regimes=["generic"], models=["ungated"], depths=[1])
+def test_cached_depth_run_equals_fresh_run(tmp_path, tiny_depth):
+    kwargs = dict(tiny_depth, regimes=["generic"], models=["ungated"], depths=[1])
     fresh = depth.depth_study(directory=tmp_path, **kwargs)
     again = depth.depth_study(directory=tmp_path, **kwargs)
     assert fresh == again

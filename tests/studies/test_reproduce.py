@@ -174,22 +174,9 @@ def test_plateau_criterion():
     assert plateau([1.0, 0.5, 1e-4, 5e-5, 1e-5])[0]  # fitted: below the loss floor
 
 
-def _tiny(tmp_path, **overrides) -> dict:
-    """A study small enough for a test: 4 seeds × 4 tasks (2 linear), 6 epochs."""
-    return {
-        "seeds": 4,
-        "epochs": 6,
-        "retrain_doublings": 1,
-        "tasks": ["blobs", "half_plane", "xor", "circles"],
-        "directory": tmp_path / "cache",
-        "progress": False,
-        **overrides,
-    }
-
-
 @pytest.mark.slow
-def test_tiny_reproduction_writes_complete_consistent_files(tmp_path):
-    tiny = _tiny(tmp_path, device="cpu")
+def test_tiny_reproduction_writes_complete_consistent_files(tmp_path, tiny_study):
+    tiny = tiny_study(device="cpu")
     result = reproduce("small", tmp_path / "out", **tiny)
     out = tmp_path / "out"
     with (out / "runs.csv").open() as handle:
@@ -213,7 +200,11 @@ def test_tiny_reproduction_writes_complete_consistent_files(tmp_path):
         assert stats.verdict_follows(claim)
         assert {f"converged_{k}" for k in SENSITIVITY_FIELDS} <= set(claim)
     assert {c["claim"] for c in claims} >= {"E1-sheet", "E1-proxy", "E2", "E2-linear", "E3"}
-    for name in ("forest.png", "loss_curves.png", "curvature_accuracy.png", "meta.json"):
+    assert (out / "meta.json").stat().st_size > 0
+    from curvlab.plotting.figures import write_figures  # what the command line draws
+
+    write_figures(result["runs"], result["loss_curves"], result["analysis"], out)
+    for name in ("forest.png", "loss_curves.png", "curvature_accuracy.png"):
         assert (out / name).stat().st_size > 0
     again = reproduce("small", tmp_path / "again", **tiny)
     assert again["claims"] == claims  # cached runs, same numbers
@@ -251,8 +242,8 @@ def test_ensemble_benchmark_times_all_three_on_the_named_device():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
-def test_a_tiny_study_on_cuda_matches_the_cpu_study(tmp_path):
-    tiny = _tiny(tmp_path, retrain_doublings=0)
+def test_a_tiny_study_on_cuda_matches_the_cpu_study(tmp_path, tiny_study):
+    tiny = tiny_study(retrain_doublings=0)
     on_cpu = reproduce("small", tmp_path / "cpu", device="cpu", **tiny)
     on_gpu = reproduce("small", tmp_path / "gpu", device="cuda", **tiny)
     assert json.loads(Path(on_gpu["paths"]["meta"]).read_text())["device"] == "cuda"
