@@ -125,15 +125,21 @@ test: require-python require-npm require-chromium
 	@$(MAKE) --no-print-directory test-slow
 	@$(MAKE) --no-print-directory test-browser
 
+# Tests that read the built sites without a browser: they run after the build (test-slow).
+SITE_TESTS := tests/test_site_student.py
+
 #   make test-fast     the inner loop: the library tests and doctests marked neither slow nor
-#                      browser (seconds; builds nothing)
+#                      browser, except those reading the built sites (seconds; builds nothing)
 test-fast: require-python $(STAMP)
-	$(BIN)/python -m pytest --doctest-modules src tests -m "not slow and not browser"
+	$(BIN)/python -m pytest --doctest-modules src tests -m "not slow and not browser" \
+	  $(SITE_TESTS:%=--ignore=%)
 
 #   make test-slow     the tests marked slow (scratch books, the chapters' claims, the classroom
-#                      attack suite), after building the book if needed
+#                      attack suite) and the checks of the built sites that need no browser,
+#                      after building the book and the student site if needed
 test-slow: require-python book book-student
-	$(BIN)/python -m pytest tests -m "slow and not browser"
+	$(BIN)/python -m pytest tests -m "slow and not browser" $(SITE_TESTS:%=--ignore=%)
+	$(BIN)/python -m pytest $(SITE_TESTS) -m "not slow and not browser"
 
 #   make test-browser  build the book (and the student site) if needed, then check every page in
 #                      headless Chromium

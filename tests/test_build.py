@@ -56,8 +56,12 @@ def _make(*arguments: str, **env: str) -> subprocess.CompletedProcess:
 RULE = re.compile(r"^(?P<targets>[^\s#=:][^#=:]*?)\s*::?(?!=)", re.MULTILINE)
 
 
+def _makefile() -> str:
+    return (REPOSITORY / "Makefile").read_text(encoding="utf-8")
+
+
 def _rules() -> list[str]:
-    text = (REPOSITORY / "Makefile").read_text(encoding="utf-8")
+    text = _makefile()
     targets = []
     for match in RULE.finditer(text):
         targets += [t for t in match["targets"].split() if not t.startswith((".", "$(STAMP"))]
@@ -98,7 +102,7 @@ def test_make_test_gives_the_fast_feedback_before_building_the_book():
     """lint, then the fast tests (once), then the book, then the slow and the browser tests."""
     result = _make("-n", "-B", "test")
     assert result.returncode == 0, result.stdout + result.stderr
-    lines = result.stdout.splitlines()
+    lines = result.stdout.replace("\\\n", " ").splitlines()  # one line per command
     steps = {
         "lint": r"ruff check ",
         "fast tests": r'pytest --doctest-modules src tests -m "not slow and not browser"',
@@ -112,10 +116,16 @@ def test_make_test_gives_the_fast_feedback_before_building_the_book():
         assert found, f"`make test` does not run the {step}:\n{result.stdout}"
         first[step] = found[0]
     assert sorted(first, key=first.get) == list(steps), f"the order of `make test`: {first}"
-    pytest_lines = [line for line in lines if " -m pytest" in line]
-    assert sum("not slow" in line for line in pytest_lines) == 1, "the fast tests run twice"
-    after_book = [n for n, line in enumerate(lines) if " -m pytest" in line and n > first["book"]]
-    assert all(re.search(r'-m "?(slow|browser)', lines[n]) for n in after_book), pytest_lines
+    # Once each: the fast tests before the book, the tests of the built sites after it.
+    site_tests = re.search(r"^SITE_TESTS := (.*)$", _makefile(), re.MULTILINE).group(1).split()
+    assert site_tests and all((REPOSITORY / path).is_file() for path in site_tests), site_tests
+    pytest_lines = [(n, line) for n, line in enumerate(lines) if " -m pytest" in line]
+    fast = [line for _, line in pytest_lines if '"not slow and not browser"' in line]
+    assert len(fast) == 2, f"the fast tests run more than once: {fast}"
+    assert all(f"--ignore={path}" in fast[0] for path in site_tests), fast[0]
+    assert fast[1].split(" -m pytest ")[1].split(" -m ")[0].split() == site_tests, fast[1]
+    after_book = [line for n, line in pytest_lines if n > first["book"]]
+    assert fast[0] not in after_book and fast[1] in after_book
 
 
 def test_the_readme_names_the_inner_loop_and_what_ci_runs():
@@ -148,6 +158,34 @@ def test_the_cell_timeout_guards_against_hangs_and_can_be_overridden():
     assert site.cell_timeout(1800, {"CURVLAB_CELL_TIMEOUT": "-1"}) == -1
     with pytest.raises(ValueError, match="CURVLAB_CELL_TIMEOUT"):
         site.cell_timeout(1800, {"CURVLAB_CELL_TIMEOUT": "10m"})
+
+
+def test_the_kernel_waits_patiently_and_the_override_reaches_myst_nb(monkeypatch):
+    import nbclient.client
+    import nbformat
+    from jupyter_cache.executors import utils
+    from myst_nb.core.config import NbParserConfig
+
+    monkeypatch.setattr(utils, "executenb", utils.executenb)  # restored after the test
+    monkeypatch.setenv("CURVLAB_CELL_TIMEOUT", "3600")
+    app = SimpleNamespace(env=SimpleNamespace(mystnb_config=NbParserConfig(execution_timeout=1800)))
+    site.patient_execution(app)
+    site.patient_execution(app)  # a second build in the same process wraps nothing twice
+    assert app.env.mystnb_config.execution_timeout == 3600
+    assert utils.executenb.func is nbclient.client.execute
+    seen = {}
+
+    def execute(client, **_):
+        seen.update(
+            startup=client.startup_timeout,
+            outputs=client.iopub_timeout,
+            missing_output_fails=client.raise_on_iopub_timeout,
+            cell=client.timeout,
+        )
+
+    monkeypatch.setattr(nbclient.client.NotebookClient, "execute", execute)
+    utils.executenb(nbformat.v4.new_notebook(), cwd=None, timeout=3600)
+    assert seen == {"startup": 600, "outputs": 120, "missing_output_fails": True, "cell": 3600}
 
 
 @needs_make
