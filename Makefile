@@ -153,7 +153,8 @@ bench: $(STAMP)
 	$(BIN)/python -m curvlab.benchmark
 
 #   make bench-book    time a clean `make book`, a no-change `make book` and a rebuild after a
-#                      one-chapter edit (tools/bench_build.py; BENCH_ARGS="--help" for options)
+#                      one-chapter edit (tools/bench_build.py; BENCH_ARGS="--help" for options;
+#                      BENCH_ARGS="--load 2": also a clean build beside two busy processes)
 bench-book: require-python require-npm $(STAMP)
 	$(BIN)/python tools/bench_build.py $(BENCH_ARGS)
 
