@@ -1,7 +1,8 @@
 # curvlab: an executed Jupyter Book and the tested library under it.
 # Two commands set everything up on a fresh machine (README.md: "The two commands"): `make book`
-# installs everything into .venv and builds the executed book into _build/html; `make test` also
-# lints and runs the whole test suite, browser tests included. `make help` lists every target.
+# installs everything into .venv and builds the executed book into _build/html; `make test` (what
+# CI runs) lints and runs the fast tests first, then builds the book and runs the slow and the
+# browser tests. `make test-fast` is the inner loop. `make help` lists every target.
 # System requirements, checked before anything else (a one-line message when one is missing):
 # Python 3.11 with its venv module, Node.js with npm, and Debian's chromium for the browser tests.
 SHELL := /bin/bash
@@ -20,8 +21,10 @@ VENDOR_OUT := book/_static/vendor
 VENDOR_STAMP := $(VENDOR_OUT)/VERSIONS.txt
 
 .DEFAULT_GOAL := help
-.PHONY: help require-python require-npm require-chromium venv vendor book lint format test \
-        test-fast test-browser bench bench-book clean
+.PHONY: help require-python require-npm require-chromium venv vendor studies book lint format \
+        test test-fast test-slow test-browser bench bench-book clean
+# A recipe that fails removes the target it was writing, so a failed build is never up to date.
+.DELETE_ON_ERROR:
 
 #   make help          list the targets (this text)
 help:
@@ -65,17 +68,37 @@ $(VENDOR_STAMP): $(VENDOR_NPM)/package.json $(VENDOR_NPM)/package-lock.json
 	cd $(VENDOR_NPM)/node_modules/@jupyter-widgets/html-manager/dist && cp embed-amd.js *.woff2 *.woff *.ttf *.eot *.svg $(CURDIR)/$(VENDOR_OUT)/html-manager/
 	cd $(VENDOR_NPM) && node -e 'for (const p of ["mathjax", "requirejs", "@jupyter-widgets/html-manager"]) console.log(p + " " + require(p + "/package.json").version)' > $(CURDIR)/$@
 
+#   make studies       run the studies the chapters read (none yet: a no-op), before the book
+# Each entry of STUDIES is run as `python -m curvlab <entry>` (its results are cached in
+# .curvlab-cache/, so an unchanged study costs a cache look-up). Empty for now.
+STUDIES :=
+studies: $(STAMP)
+	@for study in $(STUDIES); do \
+	  echo "$(BIN)/python -m curvlab $$study"; $(BIN)/python -m curvlab $$study || exit 1; \
+	done
+
 #   make book          build the executed book into _build/html (-W: a failing cell or any warning
 #                      fails it, naming the chapters). Executes only what changed: a chapter edit
 #                      re-runs that chapter; a change to src/curvlab, pyproject.toml or
 #                      requirements.txt re-runs every chapter importing curvlab (the execution
 #                      cache is keyed by them: book/_ext/curvlab_site.py); no change, no work.
+#                      A failed build leaves nothing up to date: the next one builds again.
 book: require-python require-npm _build/html/index.html
 
 # The notebook kernels draw figures with matplotlib's inline backend (an inherited
 # MPLBACKEND=Agg would put no figure on the page of a chapter calling plt.show()).
-_build/html/index.html: $(STAMP) $(VENDOR_STAMP) $(BOOK_SOURCES)
-	MPLBACKEND=module://matplotlib_inline.backend_inline $(BIN)/jupyter-book build . -W -n --keep-going
+# _build/html/index.html is the target, written by the build (a redirect to the landing page),
+# so it is removed first: only a build that finishes with status 0 leaves it. When the build
+# fails, the pages of the chapters whose execution failed are deleted (book/_ext/curvlab_site.py)
+# and so is Sphinx's saved environment (_build/.doctrees), so that the next build reads every
+# page again and reports every warning again (the executions come from the cache, except those
+# that failed: they are run again). A per-cell timeout guards against hangs only
+# (execute.timeout in _config.yml; CURVLAB_CELL_TIMEOUT=<seconds> overrides it).
+# `studies` is order-only: it runs first but does not by itself make the site out of date.
+_build/html/index.html: $(STAMP) $(VENDOR_STAMP) $(BOOK_SOURCES) | studies
+	@rm -f $@
+	MPLBACKEND=module://matplotlib_inline.backend_inline $(BIN)/jupyter-book build . -W -n --keep-going \
+	  || { rm -rf $@ _build/.doctrees; echo "make: the book build failed: nothing of it is up to date"; exit 1; }
 	touch $@
 
 #   make lint          ruff (check and format --check) on src, tests, tools and the chapters'
@@ -91,15 +114,32 @@ format: $(STAMP)
 	$(BIN)/ruff format $(LINTED)
 	$(BIN)/python tools/lint_chapters.py --fix
 
-#   make test          lint, build the book if needed, run the whole test suite, then
-#                      `make test-browser` (what CI, .ci/run, runs)
-test: require-python require-npm require-chromium lint book book-student
-	$(BIN)/python -m pytest --doctest-modules src tests -m "not browser"
+#   make test          what CI (.ci/run) runs, fastest feedback first: lint, the fast tests
+#                      (`make test-fast`), then the book and the student site, then the slow
+#                      tests (`make test-slow`) and the browser tests (`make test-browser`)
+# Sub-makes, not prerequisites: the order holds under `make -j` too.
+test: require-python require-npm require-chromium
+	@$(MAKE) --no-print-directory lint
+	@$(MAKE) --no-print-directory test-fast
+	@$(MAKE) --no-print-directory book book-student
+	@$(MAKE) --no-print-directory test-slow
 	@$(MAKE) --no-print-directory test-browser
 
-#   make test-fast     the fast library tests only (no slow, no browser tests)
+# Tests that read the built sites without a browser: they run after the build (test-slow).
+SITE_TESTS := tests/test_site_student.py
+
+#   make test-fast     the inner loop: the library tests and doctests marked neither slow nor
+#                      browser, except those reading the built sites (seconds; builds nothing)
 test-fast: require-python $(STAMP)
-	$(BIN)/python -m pytest --doctest-modules src tests -m "not slow and not browser"
+	$(BIN)/python -m pytest --doctest-modules src tests -m "not slow and not browser" \
+	  $(SITE_TESTS:%=--ignore=%)
+
+#   make test-slow     the tests marked slow (scratch books, the chapters' claims, the classroom
+#                      attack suite) and the checks of the built sites that need no browser,
+#                      after building the book and the student site if needed
+test-slow: require-python book book-student
+	$(BIN)/python -m pytest tests -m "slow and not browser" $(SITE_TESTS:%=--ignore=%)
+	$(BIN)/python -m pytest $(SITE_TESTS) -m "not slow and not browser"
 
 #   make test-browser  build the book (and the student site) if needed, then check every page in
 #                      headless Chromium
@@ -113,7 +153,8 @@ bench: $(STAMP)
 	$(BIN)/python -m curvlab.studies.engine_benchmark
 
 #   make bench-book    time a clean `make book`, a no-change `make book` and a rebuild after a
-#                      one-chapter edit (tools/bench_build.py; BENCH_ARGS="--help" for options)
+#                      one-chapter edit (tools/bench_build.py; BENCH_ARGS="--help" for options;
+#                      BENCH_ARGS="--load 2": also a clean build beside two busy processes)
 bench-book: require-python require-npm $(STAMP)
 	$(BIN)/python tools/bench_build.py $(BENCH_ARGS)
 

@@ -1,17 +1,22 @@
 """The build's own machinery, checked without building the book.
 
-The Makefile (one rule per target, `make help`, the system checks), the site extension's
-library digest and button settings, and the chapter linter. The execution cache itself is
-checked on a scratch book in tests/test_build_cache.py.
+The Makefile (one rule per target, `make help`, the system checks, the order of `make test`),
+the site extension's library digest, timeouts and button settings, the build benchmark and the
+chapter linter. The execution cache itself is checked on a scratch book in
+tests/test_build_cache.py; that a failed build leaves nothing up to date is checked here on a
+scratch book built by this Makefile's own rule (marked slow).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
 import sys
+import textwrap
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -32,6 +37,7 @@ def _load(name: str, path: Path):
 
 site = _load("curvlab_site", REPOSITORY / "book" / "_ext" / "curvlab_site.py")
 lint_chapters = _load("lint_chapters", REPOSITORY / "tools" / "lint_chapters.py")
+bench_build = _load("bench_build", REPOSITORY / "tools" / "bench_build.py")
 
 
 def _make(*arguments: str, **env: str) -> subprocess.CompletedProcess:
@@ -50,8 +56,12 @@ def _make(*arguments: str, **env: str) -> subprocess.CompletedProcess:
 RULE = re.compile(r"^(?P<targets>[^\s#=:][^#=:]*?)\s*::?(?!=)", re.MULTILINE)
 
 
+def _makefile() -> str:
+    return (REPOSITORY / "Makefile").read_text(encoding="utf-8")
+
+
 def _rules() -> list[str]:
-    text = (REPOSITORY / "Makefile").read_text(encoding="utf-8")
+    text = _makefile()
     targets = []
     for match in RULE.finditer(text):
         targets += [t for t in match["targets"].split() if not t.startswith((".", "$(STAMP"))]
@@ -85,6 +95,97 @@ def test_make_test_and_ci_run_the_browser_tests():
     assert recipe and "test-browser" in recipe.group(1)
     assert re.search(r"^test-browser:.*\n\t.*-m browser", text, re.MULTILINE)
     assert re.search(r"^make test$", (REPOSITORY / ".ci" / "run").read_text(), re.MULTILINE)
+
+
+@needs_make
+def test_make_test_gives_the_fast_feedback_before_building_the_book():
+    """lint, then the fast tests (once), then the book, then the slow and the browser tests."""
+    result = _make("-n", "-B", "test")
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.replace("\\\n", " ").splitlines()  # one line per command
+    steps = {
+        "lint": r"ruff check ",
+        "fast tests": r'pytest --doctest-modules src tests -m "not slow and not browser"',
+        "book": r"jupyter-book build \. ",
+        "slow tests": r'pytest tests -m "slow and not browser"',
+        "browser tests": r"pytest tests/test_site\.py -m browser",
+    }
+    first = {}
+    for step, pattern in steps.items():
+        found = [number for number, line in enumerate(lines) if re.search(pattern, line)]
+        assert found, f"`make test` does not run the {step}:\n{result.stdout}"
+        first[step] = found[0]
+    assert sorted(first, key=first.get) == list(steps), f"the order of `make test`: {first}"
+    # Once each: the fast tests before the book, the tests of the built sites after it.
+    site_tests = re.search(r"^SITE_TESTS := (.*)$", _makefile(), re.MULTILINE).group(1).split()
+    assert site_tests and all((REPOSITORY / path).is_file() for path in site_tests), site_tests
+    pytest_lines = [(n, line) for n, line in enumerate(lines) if " -m pytest" in line]
+    fast = [line for _, line in pytest_lines if '"not slow and not browser"' in line]
+    assert len(fast) == 2, f"the fast tests run more than once: {fast}"
+    assert all(f"--ignore={path}" in fast[0] for path in site_tests), fast[0]
+    assert fast[1].split(" -m pytest ")[1].split(" -m ")[0].split() == site_tests, fast[1]
+    after_book = [line for n, line in pytest_lines if n > first["book"]]
+    assert fast[0] not in after_book and fast[1] in after_book
+
+
+def test_the_readme_names_the_inner_loop_and_what_ci_runs():
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    commands = readme[readme.index("## The two commands") : readme.index("### System requirements")]
+    assert "make test-fast" in commands, "README: `make test-fast` is the inner loop"
+    assert re.search(r"`make test` is\s+what CI", commands)
+
+
+def test_the_book_rule_removes_what_a_failed_build_leaves():
+    text = (REPOSITORY / "Makefile").read_text(encoding="utf-8")
+    rule = re.search(r"^_build/html/index\.html:(.*)\n((?:\t.*\n)+)", text, re.MULTILINE)
+    assert rule, "no rule for _build/html/index.html"
+    assert re.search(r"\|\s*studies\b", rule.group(1)), "the studies hook runs before the book"
+    recipe = rule.group(2)
+    assert re.search(r"rm -f \$@", recipe.splitlines()[0]), "the target is removed first"
+    assert "|| {" in recipe and "_build/.doctrees" in recipe and "exit 1" in recipe
+    assert recipe.rstrip().splitlines()[-1].strip() == "touch $@"
+    assert re.search(r"^\.DELETE_ON_ERROR:", text, re.MULTILINE)
+
+
+def test_the_cell_timeout_guards_against_hangs_and_can_be_overridden():
+    import yaml
+
+    config = yaml.safe_load((REPOSITORY / "_config.yml").read_text(encoding="utf-8"))
+    assert config["execute"]["timeout"] >= 1800, "a busy machine must not time a cell out"
+    assert site.cell_timeout(1800, {}) == 1800
+    assert site.cell_timeout(1800, {"CURVLAB_CELL_TIMEOUT": " 60 "}) == 60
+    assert site.cell_timeout(1800, {"CURVLAB_CELL_TIMEOUT": "0"}) == -1
+    assert site.cell_timeout(1800, {"CURVLAB_CELL_TIMEOUT": "-1"}) == -1
+    with pytest.raises(ValueError, match="CURVLAB_CELL_TIMEOUT"):
+        site.cell_timeout(1800, {"CURVLAB_CELL_TIMEOUT": "10m"})
+
+
+def test_the_kernel_waits_patiently_and_the_override_reaches_myst_nb(monkeypatch):
+    import nbclient.client
+    import nbformat
+    from jupyter_cache.executors import utils
+    from myst_nb.core.config import NbParserConfig
+
+    monkeypatch.setattr(utils, "executenb", utils.executenb)  # restored after the test
+    monkeypatch.setenv("CURVLAB_CELL_TIMEOUT", "3600")
+    app = SimpleNamespace(env=SimpleNamespace(mystnb_config=NbParserConfig(execution_timeout=1800)))
+    site.patient_execution(app)
+    site.patient_execution(app)  # a second build in the same process wraps nothing twice
+    assert app.env.mystnb_config.execution_timeout == 3600
+    assert utils.executenb.func is nbclient.client.execute
+    seen = {}
+
+    def execute(client, **_):
+        seen.update(
+            startup=client.startup_timeout,
+            outputs=client.iopub_timeout,
+            missing_output_fails=client.raise_on_iopub_timeout,
+            cell=client.timeout,
+        )
+
+    monkeypatch.setattr(nbclient.client.NotebookClient, "execute", execute)
+    utils.executenb(nbformat.v4.new_notebook(), cwd=None, timeout=3600)
+    assert seen == {"startup": 600, "outputs": 120, "missing_output_fails": True, "cell": 3600}
 
 
 @needs_make
@@ -212,6 +313,12 @@ def test_the_failing_cell_is_named_by_its_exception():
     traceback = "Cell In[1], line 1\n----> 1 import lib\n\x1b[0;31mImportError\x1b[0m: broken\n"
     assert site._error_line(traceback) == "ImportError: broken"
     assert site._error_line(None) == "see the traceback above"
+    timed_out = (
+        "    raise CellTimeoutError.error_from_timeout_and_cell(\n"
+        "nbclient.exceptions.CellTimeoutError: A cell timed out while it was being executed, "
+        "after 5 seconds.\nThe message was: Cell execution timed out.\n"
+    )
+    assert site._error_line(timed_out).startswith("CellTimeoutError: A cell timed out")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,3 +382,162 @@ def test_chapters_are_the_notebooks_under_book(tmp_path):
     (tmp_path / "_hidden").mkdir()
     (tmp_path / "_hidden" / "c.md").write_text(CHAPTER, encoding="utf-8")
     assert lint_chapters.chapters_under(tmp_path) == [tmp_path / "a.md"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The build benchmark (tools/bench_build.py): the step under load, without building anything
+
+
+def test_the_benchmark_plans_a_clean_build_under_load(capsys):
+    assert bench_build.main(["--load", "2", "--dry-run"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    steps = [line.split("]")[0].strip("[") for line in printed]
+    assert steps == [
+        "clean",
+        "clean-build",
+        "no-change",
+        "one-chapter",
+        "restore",
+        "clean-before-load",
+        "under-load",
+        "under-load",
+    ]
+    assert "2 busy processes" in printed[-2]
+    assert printed[-1].endswith("make --no-print-directory book")
+    assert bench_build.main(["--only-load", "--load", "2", "--dry-run"]) == 0
+    only = [line.split("]")[0].strip("[") for line in capsys.readouterr().out.splitlines()]
+    assert only == ["clean-before-load", "under-load", "under-load"]
+    with pytest.raises(SystemExit):
+        bench_build.main(["--only-load", "--dry-run"])
+
+
+def test_busy_processes_run_during_the_block_and_stop_after():
+    with bench_build.busy_processes(2) as processes:
+        time.sleep(0.2)
+        assert len(processes) == 2 and all(process.poll() is None for process in processes)
+    assert all(process.poll() is not None for process in processes)
+
+
+# ---------------------------------------------------------------------------------------------
+# A failed build is never up to date: a scratch book built by this Makefile's own rule
+
+FRONT_MATTER = textwrap.dedent(
+    """\
+    ---
+    jupytext:
+      text_representation:
+        extension: .md
+        format_name: myst
+    kernelspec:
+      display_name: Python 3
+      language: python
+      name: python3
+    ---
+    """
+)
+
+
+def _scratch_book(root: Path, marker: Path) -> None:
+    """Two chapters; the cell of ``flaky`` hangs on its first execution only (``marker``)."""
+    (root / "book" / "_ext").mkdir(parents=True)
+    shutil.copy(REPOSITORY / "book" / "_ext" / "curvlab_site.py", root / "book" / "_ext")
+    (root / "_config.yml").write_text(
+        textwrap.dedent(
+            """\
+            title: Scratch
+            only_build_toc_files: true
+            exclude_patterns: [_build, book/_ext]
+            execute:
+              execute_notebooks: cache
+              timeout: 1800
+              allow_errors: false
+              raise_on_error: false
+            repository:
+              url: ""
+            sphinx:
+              local_extensions:
+                curvlab_site: book/_ext
+            """
+        ),
+        encoding="utf-8",
+    )
+    (root / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nchapters:\n"
+        "  - file: book/flaky\n  - file: book/plain\n",
+        encoding="utf-8",
+    )
+    (root / "book" / "intro.md").write_text("# Scratch\n\nTwo chapters.\n", encoding="utf-8")
+    flaky = textwrap.dedent(
+        f"""\
+        import pathlib
+        import time
+
+        marker = pathlib.Path({str(marker)!r})
+        if not marker.exists():
+            marker.touch()
+            time.sleep(300)
+        print("flaky passes")"""
+    )
+    for name, code in [("flaky", flaky), ("plain", "print('plain', 1 + 1)")]:
+        chapter = f"{FRONT_MATTER}\n# {name.title()}\n\n```{{code-cell}} ipython3\n{code}\n```\n"
+        (root / "book" / f"{name}.md").write_text(chapter, encoding="utf-8")
+
+
+def _make_book(root: Path, *options: str) -> tuple[int, str, set[str]]:
+    """`make` of the book's target with this repository's Makefile, in the scratch book.
+
+    The environment is the one running the tests (VENV), already installed (STAMP); the scratch
+    book vendors no JavaScript (VENDOR_STAMP). A cell may run 5 s (CURVLAB_CELL_TIMEOUT).
+    """
+    result = subprocess.run(
+        [
+            MAKE,
+            "--no-print-directory",
+            "-f",
+            str(REPOSITORY / "Makefile"),
+            *options,
+            "_build/html/index.html",
+            f"VENV={sys.prefix}",
+            "STAMP=",
+            "VENDOR_STAMP=",
+        ],
+        cwd=root,
+        env={**os.environ, "CURVLAB_CELL_TIMEOUT": "5"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    log = result.stdout + result.stderr
+    return result.returncode, log, set(re.findall(r"(\w+)\.md: Executing notebook using", log))
+
+
+@needs_make
+@pytest.mark.slow
+def test_a_failed_build_is_never_up_to_date(tmp_path):
+    """A cell times out on the first build and passes on the second, on a fresh _build/."""
+    root = tmp_path / "book"
+    _scratch_book(root, tmp_path / "ran-once")
+    html = root / "_build" / "html"
+
+    status, log, executed = _make_book(root)
+    assert status != 0, f"a build with a timed-out cell passed:\n{log}"
+    assert executed == {"flaky", "plain"}
+    assert "1 chapter(s) failed to execute: book/flaky.md (CellTimeoutError" in log, log
+    assert not (html / "index.html").exists(), "a failed build left its target behind"
+    assert not (html / "book" / "flaky.html").exists(), "the failed chapter's page is served"
+    assert not (html / "_sources" / "book" / "flaky.ipynb").exists()
+    assert (html / "book" / "plain.html").is_file()
+    status, log, _ = _make_book(root, "-n")
+    assert status == 0 and "jupyter-book build" in log, "Make finds the failed build up to date"
+
+    status, log, executed = _make_book(root)
+    assert status == 0, log
+    assert executed == {"flaky"}, "the failed chapter runs again, the other comes from the cache"
+    page = (html / "book" / "flaky.html").read_text(encoding="utf-8")
+    assert "flaky passes" in page and "KeyboardInterrupt" not in page
+    assert (html / "index.html").is_file()
+
+    status, log, executed = _make_book(root)
+    assert status == 0 and "jupyter-book build" not in log, (
+        f"a passed build is not up to date:\n{log}"
+    )

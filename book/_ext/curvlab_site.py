@@ -9,16 +9,25 @@
    new cache and executes. An edit to one chapter re-executes that chapter only (jupyter-cache
    matches the others). A chapter whose execution failed is read again on the next build, so a
    failure cannot be hidden by a second run. The last few digests' caches are kept (reverting a
-   library change finds its outputs again); older ones are deleted.
-2. Repository and launch buttons only for a real repository: ``repository.url`` in _config.yml
+   library change finds its outputs again); older ones are deleted. The page of a chapter whose
+   execution failed is deleted at the end of the build (with its notebook download), so that no
+   reader takes a traceback for the chapter; `make book` also removes its target and Sphinx's
+   saved environment after a failed build (Makefile), so the next build runs again.
+2. Patience under load. The per-cell timeout (``execute.timeout``) guards against hangs, not
+   against a busy machine: ``CURVLAB_CELL_TIMEOUT=<seconds>`` overrides it for one build. The
+   kernel's start-up wait (nbclient: 60 s) and the wait for a cell's last outputs after its reply
+   (nbclient: 4 s, after which the outputs still to come are dropped with only a log line) are
+   lengthened, and an output that is still missing then fails the chapter instead of leaving a
+   page without its figure.
+3. Repository and launch buttons only for a real repository: ``repository.url`` in _config.yml
    (empty by default). While it is empty no launch, repository or issue button is shown; once
    set, the Binder button opens the chapter's MyST source (jupytext opens it as a notebook) and
    the repository button links to it.
-3. The download button always offers the executed notebook (``.ipynb``, with its outputs),
+4. The download button always offers the executed notebook (``.ipynb``, with its outputs),
    written into the site's ``_sources/`` at build time: it is a local file of the site and works
    offline. (The theme only does this when a launch button is configured, and copies the
    notebook myst-nb wrote, which has no outputs when they came from the cache.)
-4. With Sphinx 7.4, the inline ``<script>`` bodies that sphinx-thebe and sphinx-togglebutton
+5. With Sphinx 7.4, the inline ``<script>`` bodies that sphinx-thebe and sphinx-togglebutton
    register after the builder starts are written twice into every page (once held with filename
    None, once with filename "", so Sphinx's own de-duplication misses them). The second
    ``const THEBE_JS_URL = ...`` then throws "Identifier 'THEBE_JS_URL' has already been declared"
@@ -27,7 +36,9 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import re
 import shutil
 from pathlib import Path
@@ -39,6 +50,10 @@ LOGGER = logging.getLogger(__name__)
 DEFAULT_LIBRARY_PATHS = ["src/curvlab", "pyproject.toml", "requirements.txt"]
 DEFAULT_LIBRARY_MODULES = ["curvlab"]
 CACHES_KEPT = 3
+TIMEOUT_VARIABLE = "CURVLAB_CELL_TIMEOUT"
+# nbclient's waits that a busy machine can outlast (its defaults: 60 s and 4 s).
+KERNEL_STARTUP_SECONDS = 600
+LAST_OUTPUT_SECONDS = 120
 # Not a repository of this book: jupyter-book's default (the key left out) and the old placeholder.
 NOT_A_REPOSITORY = re.compile(r"github\.com/(executablebooks/jupyter-book|OWNER/)")
 SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".ruff_cache"}
@@ -147,16 +162,23 @@ def outdated_docs(app, env, added, changed, removed) -> list[str]:
 def _error_line(traceback: str | None) -> str:
     """The exception line of a cell's traceback, e.g. ``ImportError: broken``."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", traceback or "")
-    lines = re.findall(r"^\s*(\w*(?:Error|Exception|Interrupt|Exit)\b.*)$", text, re.MULTILINE)
+    lines = re.findall(
+        r"^\s*(?:\w+\.)*(\w*(?:Error|Exception|Interrupt|Exit)\b.*)$", text, re.MULTILINE
+    )
     return lines[-1].strip() if lines else "see the traceback above"
 
 
 def report_failed_chapters(app, exception) -> None:
-    """One warning naming every chapter whose execution failed (the build then fails, -W)."""
-    if exception is not None or not hasattr(app, "env"):
+    """One warning naming every chapter whose execution failed (the build then fails, -W).
+
+    The pages of those chapters are deleted: a page showing a failed cell's traceback (a timed
+    out cell's KeyboardInterrupt, say) is never served as the chapter.
+    """
+    if not hasattr(app, "env"):
         return
     failed = sorted(_failed_docs(app.env))
-    if failed:
+    remove_failed_pages(app, failed)
+    if failed and exception is None:
         data = app.env.nb_metadata
         chapters = ", ".join(
             f"{Path(app.env.doc2path(doc)).relative_to(app.srcdir)}"
@@ -166,8 +188,67 @@ def report_failed_chapters(app, exception) -> None:
         LOGGER.warning(f"curvlab: {len(failed)} chapter(s) failed to execute: {chapters}")
 
 
+def remove_failed_pages(app, docnames: list[str]) -> list[Path]:
+    """Delete the written page and the notebook download of each of ``docnames``."""
+    builder = getattr(app, "builder", None)
+    if builder is None or not hasattr(builder, "get_outfilename"):
+        return []
+    removed = []
+    for docname in docnames:
+        for path in (
+            Path(builder.get_outfilename(docname)),
+            Path(app.outdir) / "_sources" / f"{docname}.ipynb",
+        ):
+            if path.is_file():
+                path.unlink()
+                removed.append(path)
+    if removed:
+        LOGGER.info(f"curvlab: removed the pages of the failed chapters: {', '.join(docnames)}")
+    return removed
+
+
 # ---------------------------------------------------------------------------------------------
-# 2. Buttons: only for a configured repository
+# 2. Patience under load
+
+
+def cell_timeout(configured: int | None, environ=os.environ) -> int | None:
+    """The per-cell timeout: ``$CURVLAB_CELL_TIMEOUT`` if set, else ``configured``.
+
+    ``-1`` or ``0`` mean no limit (as in myst-nb); anything but an integer is refused.
+    """
+    value = environ.get(TIMEOUT_VARIABLE, "").strip()
+    if not value:
+        return configured
+    try:
+        seconds = int(value)
+    except ValueError:
+        raise ValueError(f"{TIMEOUT_VARIABLE}: expected whole seconds, got {value!r}") from None
+    return seconds if seconds > 0 else -1
+
+
+def patient_execution(app) -> None:
+    """Apply ``$CURVLAB_CELL_TIMEOUT`` and lengthen nbclient's start-up and output waits."""
+    mystnb_config = getattr(app.env, "mystnb_config", None)
+    if mystnb_config is not None:
+        timeout = cell_timeout(mystnb_config.execution_timeout)
+        if timeout != mystnb_config.execution_timeout:
+            app.env.mystnb_config = mystnb_config.copy(execution_timeout=timeout)
+            LOGGER.info(f"curvlab: per-cell timeout {timeout} s (${TIMEOUT_VARIABLE})")
+    from jupyter_cache.executors import utils
+
+    if not getattr(utils.executenb, "curvlab_patient", False):
+        patient = functools.partial(
+            utils.executenb,
+            startup_timeout=KERNEL_STARTUP_SECONDS,
+            iopub_timeout=LAST_OUTPUT_SECONDS,
+            raise_on_iopub_timeout=True,
+        )
+        patient.curvlab_patient = True
+        utils.executenb = patient
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Buttons: only for a configured repository
 
 
 def configure_repository_buttons(app, config) -> None:
@@ -188,7 +269,7 @@ def configure_repository_buttons(app, config) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# 3. The executed notebook as a download of the site
+# 4. The executed notebook as a download of the site
 
 
 def offer_notebook_download(app, pagename, templatename, context, doctree) -> None:
@@ -225,7 +306,7 @@ def _with_outputs(app, path: Path):
 
 
 # ---------------------------------------------------------------------------------------------
-# 4. Scripts written twice
+# 5. Scripts written twice
 
 
 def _script_key(script) -> tuple:
@@ -255,6 +336,7 @@ def setup(app):
     app.connect("config-inited", compute_digest)
     app.connect("config-inited", configure_repository_buttons)
     app.connect("builder-inited", use_library_keyed_cache, priority=900)  # after myst-nb's
+    app.connect("builder-inited", patient_execution, priority=910)
     app.connect("env-get-outdated", outdated_docs)
     app.connect("build-finished", report_failed_chapters)
     app.connect("html-page-context", offer_notebook_download, priority=400)  # before the theme
