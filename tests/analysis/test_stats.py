@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
 from curvlab.analysis import stats
+from curvlab.analysis.claims import EMPIRICAL_VERDICTS
 
 
 def test_paired_interval_matches_scipy_ttest_rel_and_covers_the_mean():
@@ -50,7 +51,7 @@ def test_holm_matches_the_step_down_definition():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.floats(-1, 1), st.floats(0, 1), st.floats(0, 1), st.sampled_from(stats.VERDICTS))
+@given(st.floats(-1, 1), st.floats(0, 1), st.floats(0, 1), st.sampled_from(EMPIRICAL_VERDICTS))
 def test_verdict_follows_accepts_exactly_the_rule(low, width, p, claimed):
     record = {"ci_low": low, "ci_high": low + width, "p": p, "verdict": claimed}
     expected = stats.directional_verdict(low, low + width, p)

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from curvlab.analysis import stats
+from curvlab.analysis.claims import EMPIRICAL_VERDICTS
 from curvlab.analysis.empirical import analyse
 from curvlab.plotting import tables
 
@@ -334,7 +334,7 @@ def test_the_sentences_read_real_claims_of_the_analysis():
     assert len(table) == 2 + len(records)
     for record, row in zip(records, table[2:], strict=True):
         assert f"**{record['verdict']}**" in row
-        assert record["verdict"] in stats.VERDICTS
+        assert record["verdict"] in EMPIRICAL_VERDICTS
     assert len(tables.claim_sentences(records).splitlines()) == sum(
         r["claim"].startswith(("E1", "E2")) for r in records
     )

@@ -218,44 +218,6 @@ def test_command_line_rejects_a_bad_seed_count():
         depth.run_cli(args)
 
 
-@settings(max_examples=30, deadline=None)
-@given(checks=st.dictionaries(st.text(min_size=1, max_size=5), st.booleans(), min_size=1))
-def test_reproduction_verdict_follows_the_checks(checks):
-    from curvlab.analysis.claims import verdict
-
-    expected = (
-        "reproduced"
-        if all(checks.values())
-        else ("partly" if any(checks.values()) else "not reproduced")
-    )
-    assert verdict(checks) == expected
-    assert verdict(checks, testable=False) == "unverified"
-
-
-def test_reproduction_checks_read_paired_comparisons():
-    from curvlab.analysis.claims import (
-        claim_record,
-        higher_than_baseline,
-        no_significant_difference,
-        verdict,
-    )
-
-    significant = {"mean_difference": 0.05, "p_t": 0.001}
-    worse = {"mean_difference": -0.05, "p_t": 0.001}
-    noise = {"mean_difference": 0.05, "p_t": 0.4}
-    assert higher_than_baseline(significant) and not higher_than_baseline(worse)
-    assert not higher_than_baseline(noise) and no_significant_difference(noise)
-    assert not no_significant_difference(worse)
-    row = claim_record("E2", "better", {"a": True, "b": False}, evidence=1.5)
-    assert row["verdict"] == "partly" and row["evidence"] == 1.5
-    with pytest.raises(ValueError, match="checks"):
-        verdict({})
-    with pytest.raises(TypeError, match="bool"):
-        verdict({"a": 1})
-    with pytest.raises(ValueError, match="alpha"):
-        higher_than_baseline(significant, alpha=1.5)
-
-
 def test_median_of_selects_by_fields_and_refuses_an_empty_selection():
     rows = [{"phase": p, "depth": 1, "v": v} for p, v in (("a", 1.0), ("a", 3.0), ("b", 9.0))]
     assert growth.median_of(rows, "v", phase="a") == 2.0

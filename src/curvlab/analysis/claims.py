@@ -1,16 +1,22 @@
-"""Verdicts for the reproduction table: a claim, the checks that test it, and what they say.
+"""The claims vocabulary: the verdicts a claim of the reproduction table can get, and the rule
+of a geometric claim.
 
-A claim is tested by named boolean checks, each computed from results (a symbolic identity, a
-paired test over seeds, a fitted growth law).  The verdict is a function of the checks alone::
+Two kinds of claim, two sets of verdicts, both defined here and nowhere else:
 
-    all checks pass        "reproduced"
-    some pass              "partly"
-    none pass              "not reproduced"
-    (no test possible)     "unverified"        only by passing ``testable=False``
+- a **geometric** claim (T1 to T5) is tested by named boolean checks, each computed from
+  results (a symbolic identity, a closed-form stack, a fitted growth law); its verdict is a
+  function of the checks alone (:func:`verdict`, :data:`GEOMETRIC_VERDICTS`)::
 
-so a change in the numbers changes the verdict.  :func:`higher_than_baseline` and
-:func:`no_significant_difference` turn a paired comparison (``mean_difference``, ``p_t``)
-result into a check (paired t-test, two-sided, level ``alpha``).
+      all checks pass        "reproduced"
+      some pass              "partly"
+      none pass              "not reproduced"
+      (no test possible)     "unverified"        only by passing ``testable=False``
+
+- an **empirical** claim (E1 to E3) is decided by an interval over seeds
+  (:data:`EMPIRICAL_VERDICTS`: supported, contradicted, inconclusive), by the rules of
+  :mod:`curvlab.analysis.stats`.
+
+So a change in the numbers changes the verdict.
 """
 
 from __future__ import annotations
@@ -18,44 +24,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 __all__ = [
-    "VERDICTS",
+    "EMPIRICAL_VERDICTS",
+    "GEOMETRIC_VERDICTS",
     "claim_record",
-    "higher_than_baseline",
-    "no_significant_difference",
     "verdict",
 ]
 
-VERDICTS: tuple[str, ...] = ("reproduced", "partly", "not reproduced", "unverified")
-"""The possible verdicts, strongest first."""
+GEOMETRIC_VERDICTS: tuple[str, ...] = ("reproduced", "partly", "not reproduced", "unverified")
+"""The verdicts of a geometric claim (T1 to T5), strongest first."""
 
-
-def _check_result(result: Mapping, alpha: float) -> None:
-    if not isinstance(result, Mapping) or not {"mean_difference", "p_t"} <= set(result):
-        raise TypeError("result: expected a paired_comparison dict (mean_difference, p_t)")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha: expected a level in (0, 1), got {alpha!r}")
-
-
-def higher_than_baseline(result: Mapping, alpha: float = 0.05) -> bool:
-    """True when the paired difference is positive and significant (t-test p < ``alpha``).
-
-    >>> higher_than_baseline({"mean_difference": 0.02, "p_t": 0.01})
-    True
-    >>> higher_than_baseline({"mean_difference": 0.02, "p_t": 0.2})
-    False
-    """
-    _check_result(result, alpha)
-    return result["mean_difference"] > 0 and result["p_t"] < alpha
-
-
-def no_significant_difference(result: Mapping, alpha: float = 0.05) -> bool:
-    """True when the paired t-test finds no difference at level ``alpha`` (p ≥ ``alpha``).
-
-    >>> no_significant_difference({"mean_difference": -0.01, "p_t": 0.4})
-    True
-    """
-    _check_result(result, alpha)
-    return result["p_t"] >= alpha
+EMPIRICAL_VERDICTS: tuple[str, ...] = ("supported", "contradicted", "inconclusive")
+"""The verdicts of an empirical claim (E1 to E3), by the interval rules of
+:mod:`curvlab.analysis.stats`."""
 
 
 def verdict(checks: Mapping[str, bool], *, testable: bool = True) -> str:

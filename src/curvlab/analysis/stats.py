@@ -10,7 +10,8 @@ one seed, d_s = m_A(s) − m_B(s), s = 1..n.  Everything here rests on ``scipy.s
   advance: p = max(p₋, p₊) for H₀: d̄ ≤ −Δ and H₀: d̄ ≥ +Δ; equivalent when p < α, i.e. when
   the 90% interval lies inside (−Δ, Δ).
 - :func:`holm`  Holm's step-down adjustment of a family of p-values.
-- :func:`directional_verdict`, :func:`equivalence_verdict`  the verdict rules, and
+- :func:`directional_verdict`, :func:`equivalence_verdict`  the verdict rules (the verdicts
+  themselves are :data:`curvlab.analysis.claims.EMPIRICAL_VERDICTS`), and
   :func:`verdict_follows`, which re-derives a verdict from a claim record's own numbers.
 - :func:`correlation`  Pearson r (Fisher-z 95% interval) and Spearman ρ (Fisher-z interval
   with the Bonett-Wright variance 1.06/(n−3)), optionally within groups (group means removed).
@@ -38,8 +39,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy import optimize, stats
 
+from curvlab.analysis.claims import EMPIRICAL_VERDICTS
+
 __all__ = [
-    "VERDICTS",
     "bootstrap_interval",
     "correlation",
     "directional_verdict",
@@ -50,9 +52,6 @@ __all__ = [
     "paired_difference",
     "verdict_follows",
 ]
-
-VERDICTS: tuple[str, ...] = ("supported", "contradicted", "inconclusive")
-"""The possible verdicts of an empirical claim."""
 
 
 def _check_alpha(alpha) -> float:
@@ -247,9 +246,9 @@ def verdict_follows(record: Mapping, *, alpha: float = 0.05) -> bool:
     >>> verdict_follows({"ci_low": -0.1, "ci_high": 0.3, "p": 0.2, "verdict": "supported"})
     False
     """
-    if record.get("verdict") not in VERDICTS:
+    if record.get("verdict") not in EMPIRICAL_VERDICTS:
         raise ValueError(
-            f"record: verdict must be one of {VERDICTS}, got {record.get('verdict')!r}"
+            f"record: verdict must be one of {EMPIRICAL_VERDICTS}, got {record.get('verdict')!r}"
         )
     if record.get("margin") is not None:
         expected = equivalence_verdict(

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from curvlab.analysis.stats import VERDICTS
+from curvlab.analysis.claims import EMPIRICAL_VERDICTS
 from curvlab.models.attention import VARIANTS
 from curvlab.models.tasks import TASKS
 from curvlab.studies.sweep import sign_class, stable_factors
@@ -204,7 +204,7 @@ def measures_agreement(records: Iterable[Mapping]) -> str:
 
 
 def _by_verdict(records: Sequence[Mapping]) -> dict[str, list[str]]:
-    return {v: [r["claim"] for r in records if r["verdict"] == v] for v in VERDICTS}
+    return {v: [r["claim"] for r in records if r["verdict"] == v] for v in EMPIRICAL_VERDICTS}
 
 
 def verdict_summary(records: Iterable[Mapping], config: Mapping) -> str:
