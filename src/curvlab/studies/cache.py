@@ -1,40 +1,48 @@
-"""An on-disk cache for experiment results, keyed by configuration and code version.
+"""An on-disk cache of study results, keyed by configuration and by the code that computes them.
 
 A result is stored as one JSON file ``<name>-<key>.json`` in the cache directory, where::
 
-    key = sha256(canonical JSON of {"config": config, "code": code_version(modules)})[:20]
-    code_version(modules) = sha256 of the source files of the named curvlab modules
+    key = sha256(canonical JSON of {"config": config, "code": code_version(entry)})[:20]
+    code_version(entry) = sha256 over every module of import_closure(entry) of
+                          its name and ast.dump of its docstring-free syntax tree
 
-so a rebuild with the same configuration and the same code reuses the result, and any change
-to the configuration or to the source of a module the result depends on computes it afresh
-(old files are left in place; delete the directory to clear it).
+and ``entry`` is the module that defines the computation (by default the module of the function
+cached).  :func:`import_closure` finds the code a result depends on by itself: it follows the
+``import`` statements of ``entry`` (at module level and inside functions alike), resolving
+``from curvlab.x import y`` to the module ``curvlab.x.y`` when ``y`` is one, and keeps every
+``curvlab`` module it reaches, with the packages above each.  No list is kept by hand, so no
+module can be forgotten.  A module enters the key by its syntax tree without docstrings (comments
+do not survive parsing, nor does layout), so that editing a comment or a docstring keeps every
+cached result, and editing code in any module the study imports computes it afresh (old files
+are left in place; delete the directory to clear it).
 
 The directory is ``$CURVLAB_CACHE`` when set, else ``.curvlab-cache/`` at the repository root
 (the folder holding ``pyproject.toml`` above this file), else ``.curvlab-cache/`` in the current
 directory.  Results must be JSON-serialisable (dicts, lists, strings, finite numbers, None);
 floats round-trip exactly.  Writes are atomic (a temporary file, then ``os.replace``).
 
-Use :func:`cached` for one call, or :func:`cache_result` as a decorator::
+Use :func:`cached` for one call::
 
-    record = cached(run_one, config, name="decision", modules=("curvlab.models.attention",))
+    record = cached(run_one, config, name="decision")   # keyed by run_one's module's closure
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
-import importlib
-import inspect
+import importlib.util
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["cache_dir", "cache_key", "cache_result", "cached", "code_version"]
+__all__ = ["cache_dir", "cache_key", "cached", "code_version", "import_closure"]
 
 _ENVIRONMENT_VARIABLE = "CURVLAB_CACHE"
 _DIRECTORY_NAME = ".curvlab-cache"
+_PACKAGE = "curvlab"
 
 
 def cache_dir(directory=None) -> Path:
@@ -53,34 +61,125 @@ def cache_dir(directory=None) -> Path:
     return Path.cwd() / _DIRECTORY_NAME
 
 
+def _ours(name: str) -> bool:
+    return name == _PACKAGE or name.startswith(_PACKAGE + ".")
+
+
+def _spec(name: str):
+    try:
+        return importlib.util.find_spec(name)
+    except (ImportError, ValueError):  # a parent that is a module, not a package
+        return None
+
+
+def _source(name: str) -> str:
+    """The source text of the curvlab module ``name`` (read from its file, not imported)."""
+    spec = _spec(name)
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        raise ValueError(f"entry: expected an importable curvlab module, got {name!r}")
+    return Path(spec.origin).read_text(encoding="utf-8")
+
+
+def _is_package(name: str) -> bool:
+    spec = _spec(name)
+    return spec is not None and spec.submodule_search_locations is not None
+
+
 @functools.cache
-def _source_digest(name: str) -> bytes:
-    """sha256 of one module's source, read once per process (the code that is running)."""
-    module = importlib.import_module(name)
-    return hashlib.sha256(name.encode() + b"\0" + inspect.getsource(module).encode()).digest()
+def _tree(name: str) -> ast.Module:
+    """The parsed module, read once per process (the code that is running)."""
+    return ast.parse(_source(name), filename=name)
 
 
-def code_version(modules: Iterable[str]) -> str:
-    """sha256 (hex) of the source code of the named modules, in sorted order of their names.
+def _imported(name: str) -> set[str]:
+    """The curvlab modules that the module ``name`` imports anywhere in its body."""
+    package = name if _is_package(name) else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(_tree(name)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: from . import x, from .m import y
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                source = f"{base}.{node.module}" if node.module else base
+            else:
+                source = node.module or ""
+            found.add(source)
+            for alias in node.names:  # from curvlab.x import y, where y may be a module
+                if alias.name != "*" and _ours(source) and _spec(f"{source}.{alias.name}"):
+                    found.add(f"{source}.{alias.name}")
+    modules = set()
+    for module in filter(_ours, found):
+        parts = module.split(".")  # importing a.b.c runs a and a.b first
+        modules.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+    return modules
 
-    Each module's source is read the first time it is asked for in a process and remembered,
-    so an edit made while a study runs does not relabel results computed by the old code
-    (call ``_source_digest.cache_clear()`` after reloading a module).
 
-    >>> v = code_version(["curvlab.models.tasks"])
-    >>> len(v), v == code_version(["curvlab.models.tasks"])
+@functools.cache
+def import_closure(entry: str) -> tuple[str, ...]:
+    """Every curvlab module that importing and running ``entry`` can reach, sorted, ``entry``
+    and the packages above each module included.
+
+    Imports are followed transitively, inside functions as well as at module level; only the
+    modules of the ``curvlab`` package are kept.
+
+    >>> closure = import_closure("curvlab.studies.cells")
+    >>> {"curvlab.models.point_map", "curvlab.geometry.quadrature"} <= set(closure)
+    True
+    >>> "curvlab.plotting" in closure
+    False
+    """
+    if not isinstance(entry, str) or not _ours(entry):
+        raise ValueError(f"entry: expected the name of a curvlab module, got {entry!r}")
+    seen, todo = set(), [entry]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo.extend(_imported(name) - seen)
+    return tuple(sorted(seen))
+
+
+def _without_docstrings(tree: ast.Module) -> ast.Module:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                if isinstance(body[0].value.value, str):
+                    node.body = body[1:]
+    return tree
+
+
+@functools.cache
+def _module_digest(name: str) -> bytes:
+    """sha256 of one module's name and docstring-free syntax tree."""
+    tree = _without_docstrings(ast.parse(_source(name), filename=name))
+    return hashlib.sha256(name.encode() + b"\0" + ast.dump(tree).encode()).digest()
+
+
+def code_version(entry: str) -> str:
+    """sha256 (hex) of the code of every module of ``import_closure(entry)``.
+
+    Each module counts by its syntax tree without docstrings: a comment, a docstring or the
+    layout can change without changing the version, any code cannot.  Sources are read the
+    first time they are asked for in a process and remembered, so that an edit made while a
+    study runs does not relabel results computed by the old code.
+
+    >>> v = code_version("curvlab.models.tasks")
+    >>> len(v), v == code_version("curvlab.models.tasks")
     (64, True)
     """
-    names = list(modules) if not isinstance(modules, str) else [modules]
-    if not names:
-        raise ValueError("modules: expected at least one module name")
-    for name in names:
-        if not isinstance(name, str):
-            raise TypeError(f"modules: expected module names (str), got {name!r}")
     digest = hashlib.sha256()
-    for name in sorted(set(names)):
-        digest.update(_source_digest(name))
+    for name in import_closure(entry):
+        digest.update(_module_digest(name))
     return digest.hexdigest()
+
+
+def _forget() -> None:
+    """Drop what this process remembers of the sources (after editing or reloading a module)."""
+    for function in (_tree, import_closure, _module_digest):
+        function.cache_clear()
 
 
 def _canonical(config) -> str:
@@ -92,16 +191,15 @@ def _canonical(config) -> str:
         ) from error
 
 
-def cache_key(config, modules: Iterable[str]) -> str:
-    """The 20-hex-digit key of ``config`` under the current source of ``modules``.
+def cache_key(config, entry: str) -> str:
+    """The 20-hex-digit key of ``config`` under the current code of ``entry``'s closure.
 
-    >>> tasks = ["curvlab.models.tasks"]
-    >>> cache_key({"a": 1}, tasks) == cache_key({"a": 1}, tasks)
+    >>> cache_key({"a": 1}, "curvlab.models.tasks") == cache_key({"a": 1}, "curvlab.models.tasks")
     True
-    >>> cache_key({"a": 1}, tasks) == cache_key({"a": 2}, tasks)
+    >>> cache_key({"a": 1}, "curvlab.models.tasks") == cache_key({"a": 2}, "curvlab.models.tasks")
     False
     """
-    payload = _canonical({"config": config, "code": code_version(modules)})
+    payload = _canonical({"config": config, "code": code_version(entry)})
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
@@ -118,33 +216,36 @@ def cached(
     config,
     *,
     name: str,
-    modules: Iterable[str],
+    entry: str | None = None,
     directory=None,
     refresh: bool = False,
 ):
     """``fn(config)``, read from the cache when present, else computed and stored.
 
-    ``name`` prefixes the file name; ``modules`` are the curvlab modules whose source the
-    result depends on (the module defining ``fn`` is always included); ``refresh`` recomputes
-    and overwrites.  The stored value is what is returned, so a hit and a miss give equal
-    results.
+    ``name`` prefixes the file name; ``entry`` is the curvlab module whose import closure the
+    result depends on (default: the module defining ``fn``, which must then be a curvlab
+    module); ``refresh`` recomputes and overwrites.  The stored value is what is returned, so
+    a hit and a miss give equal results.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     first = cached(lambda c: {"double": 2 * c["x"]}, {"x": 3}, name="demo",
-    ...                    modules=["curvlab.models.tasks"], directory=d)
+    ...                    entry="curvlab.models.tasks", directory=d)
     ...     again = cached(lambda c: {"double": -1}, {"x": 3}, name="demo",
-    ...                    modules=["curvlab.models.tasks"], directory=d)
+    ...                    entry="curvlab.models.tasks", directory=d)
     >>> first, again
     ({'double': 6}, {'double': 6})
     """
     if not callable(fn):
         raise TypeError(f"fn: expected a callable taking the config, got {type(fn)!r}")
-    modules = set(modules)
-    defining = getattr(fn, "__module__", None)
-    if defining and defining.startswith("curvlab"):
-        modules.add(defining)
-    path = cache_dir(directory) / f"{_check_name(name)}-{cache_key(config, modules)}.json"
+    if entry is None:
+        entry = getattr(fn, "__module__", None)
+        if not isinstance(entry, str) or not _ours(entry):
+            raise ValueError(
+                f"entry: fn is defined outside curvlab ({entry!r}): name the curvlab module "
+                "whose code the result depends on"
+            )
+    path = cache_dir(directory) / f"{_check_name(name)}-{cache_key(config, entry)}.json"
     if path.is_file() and not refresh:
         with path.open(encoding="utf-8") as handle:
             return json.load(handle)["result"]
@@ -157,28 +258,3 @@ def cached(
         handle.write(text)
     os.replace(handle.name, path)
     return json.loads(text)["result"]
-
-
-def cache_result(*, name: str, modules: Iterable[str]):
-    """Decorator: ``f(config, directory=None, refresh=False)`` cached as by :func:`cached`.
-
-    >>> @cache_result(name="square", modules=["curvlab.models.tasks"])
-    ... def square(config):
-    ...     return config["x"] ** 2
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     square({"x": 4}, directory=d)
-    16
-    """
-    modules = tuple(modules)
-
-    def decorate(fn: Callable) -> Callable:
-        @functools.wraps(fn)
-        def wrapper(config, *, directory=None, refresh=False):
-            return cached(
-                fn, config, name=name, modules=modules, directory=directory, refresh=refresh
-            )
-
-        return wrapper
-
-    return decorate

@@ -36,7 +36,6 @@ from curvlab.models.tasks import LINEAR_TASKS, make_task
 from curvlab.studies.cache import cached
 
 __all__ = [
-    "CODE_MODULES",
     "CURVE_POINTS",
     "RUN_COLUMNS",
     "build_members",
@@ -46,17 +45,6 @@ __all__ = [
     "train_and_judge",
     "train_until_converged",
 ]
-
-CODE_MODULES: tuple[str, ...] = (
-    "curvlab.models.attention",
-    "curvlab.models.tasks",
-    "curvlab.models.training",
-    "curvlab.models.ensemble",
-    "curvlab.models.sheets",
-    "curvlab.models.convergence",
-    "curvlab.studies.cells",
-)
-"""The modules a cached cell depends on: editing any of them recomputes it."""
 
 CURVE_POINTS = 40
 """Each loss curve is kept at epochs k·B/40, k = 0..40, of its budget B."""
@@ -289,12 +277,6 @@ def _cell(config: dict) -> dict:
 
 
 def run_cell(cell_config: dict, *, directory=None, refresh: bool = False) -> dict:
-    """One cached cell (a study config with single ``model``, ``depth`` and ``device``)."""
-    return cached(
-        _cell,
-        cell_config,
-        name="reproduce",
-        modules=CODE_MODULES,
-        directory=directory,
-        refresh=refresh,
-    )
+    """One cached cell (a study config with single ``model``, ``depth`` and ``device``), keyed
+    by its configuration and the code of every module this one imports."""
+    return cached(_cell, cell_config, name="reproduce", directory=directory, refresh=refresh)

@@ -31,7 +31,8 @@ The companions of this study live in their own modules: the growth-law fits in
 The protocol (models, task, widths, optimiser, epochs, grids, probes) is this library's own:
 the paper's settings are not known.  :data:`SCALES` holds three sizes; ``small`` (depths 1, 2,
 4, 8, five seeds) runs in about a minute on two CPU cores.  Runs are cached on disk
-(:mod:`curvlab.studies.cache`) keyed by configuration and source code.
+(:mod:`curvlab.studies.cache`) keyed by configuration and by the code of every module this
+one imports.
 """
 
 from __future__ import annotations
@@ -56,7 +57,6 @@ from curvlab.studies.poole import poole_study
 from curvlab.studies.protocol import study_config
 
 __all__ = [
-    "CODE_MODULES",
     "DEPTH_MODELS",
     "PHASES",
     "PROBES",
@@ -72,19 +72,6 @@ __all__ = [
     "run_depth",
     "sheet_curvature",  # re-exported from curvlab.models.sheets, likewise
 ]
-
-CODE_MODULES: tuple[str, ...] = (
-    "curvlab.models.attention",
-    "curvlab.curvature",
-    "curvlab.studies.depth",
-    "curvlab.models.sheets",
-    "curvlab.geometry.gauss_equation",
-    "curvlab.geometry.measures",
-    "curvlab.models.tasks",
-    "curvlab.models.training",
-)
-"""The modules a cached run depends on: a change to any of their sources recomputes it."""
-
 
 REGIMES: tuple[str, ...] = ("structured", "generic")
 """Weight-tied read/write stacks (coherent increments) and untied generic residual stacks."""
@@ -274,9 +261,7 @@ def _run(run_config: dict) -> list[dict]:
 def run_depth(run_config: dict, *, directory=None, refresh: bool = False) -> list[dict]:
     """One cached run (both phases): ``run_config`` is a study config whose swept lists are
     replaced by single ``regime``, ``model``, ``depth``, ``seed`` entries, plus ``device``."""
-    return cached(
-        _run, run_config, name="depth", modules=CODE_MODULES, directory=directory, refresh=refresh
-    )
+    return cached(_run, run_config, name="depth", directory=directory, refresh=refresh)
 
 
 def depth_study(

@@ -36,7 +36,7 @@ from tqdm.auto import tqdm
 
 from curvlab.studies import write_csv
 from curvlab.studies.cache import cached
-from curvlab.studies.cells import CODE_MODULES, resolve_device, train_and_judge
+from curvlab.studies.cells import resolve_device, train_and_judge
 
 __all__ = ["PILOT", "choose_epochs", "pilot", "run_pilot"]
 
@@ -110,7 +110,6 @@ def run_pilot(
                 _pilot_cell,
                 {**base, "model": model, "depth": depth},
                 name="pilot",
-                modules=(*CODE_MODULES, "curvlab.studies.pilot"),
                 directory=directory,
                 refresh=refresh,
             )

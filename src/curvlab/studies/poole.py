@@ -12,8 +12,9 @@ artefact.
 :func:`poole_study` measures every layer l = 1..``max_depth`` (curve measures of
 :func:`curvlab.geometry.measures.curve_measures`, sheet statistics of
 :func:`curvlab.models.sheets.sheet_curvature`), cached on disk per (phase, seed) under
-the sources of :data:`CODE_MODULES`.  :data:`SCALES` holds the network width, depth, the
-quadrature sizes and the seeds of three sizes (``small``: width 48, eight layers, five seeds).
+the code of every module this one imports (:mod:`curvlab.studies.cache`).  :data:`SCALES` holds
+the network width, depth, the quadrature sizes and the seeds of three sizes (``small``: width
+48, eight layers, five seeds).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from curvlab.studies.cache import cached
 from curvlab.studies.protocol import study_config
 
 __all__ = [
-    "CODE_MODULES",
     "POOLE_PHASES",
     "SCALES",
     "mean_field_chi1",
@@ -38,15 +38,6 @@ __all__ = [
     "poole_study",
     "random_tanh_network",
 ]
-
-CODE_MODULES: tuple[str, ...] = (
-    "curvlab.curvature",
-    "curvlab.models.sheets",
-    "curvlab.studies.poole",
-    "curvlab.geometry.gauss_equation",
-    "curvlab.geometry.measures",
-)
-"""The modules a cached run depends on: a change to any of their sources recomputes it."""
 
 POOLE_PHASES: dict[str, tuple[float, float]] = {"ordered": (1.0, 0.3), "chaotic": (4.0, 0.3)}
 """(σ_w², σ_b²) of Poole et al.'s two phases of random deep tanh networks."""
@@ -219,12 +210,7 @@ def poole_study(scale: str = "small", *, directory=None, refresh: bool = False, 
             run_config.update(phase=phase, seed=seed)
             records.extend(
                 cached(
-                    _poole_run,
-                    run_config,
-                    name="depth-poole",
-                    modules=CODE_MODULES,
-                    directory=directory,
-                    refresh=refresh,
+                    _poole_run, run_config, name="depth-poole", directory=directory, refresh=refresh
                 )
             )
     return records

@@ -18,7 +18,7 @@ The command line (``python -m curvlab reproduce``) also draws the study's figure
 
 The work is split by concern: :mod:`curvlab.studies.cells` trains and measures one
 (model, depth) cell as a vectorised ensemble (cached on disk under its configuration and the
-source of its code), :mod:`curvlab.analysis.empirical` turns runs into claims, and this
+code of every module it imports), :mod:`curvlab.analysis.empirical` turns runs into claims, and this
 module holds the scales and runs the whole study.  Their public names are re-exported here.
 
 Protocol.  Full-batch Adam with a cosine schedule; every run's convergence judged by
@@ -57,7 +57,6 @@ from curvlab.models.tasks import TASKS
 from curvlab.studies import write_csv
 from curvlab.studies.cache import code_version
 from curvlab.studies.cells import (
-    CODE_MODULES,
     CURVE_POINTS,
     RUN_COLUMNS,
     resolve_device,
@@ -68,7 +67,6 @@ from curvlab.studies.protocol import study_config
 __all__ = [
     "ANALYSIS",
     "CLAIM_FIELDS",
-    "CODE_MODULES",
     "CURVE_POINTS",
     "RUN_COLUMNS",
     "SCALES",
@@ -243,7 +241,7 @@ def reproduce(
         "config": config,
         "analysis": ANALYSIS,
         "device": resolve_device(device),
-        "code_version": code_version(CODE_MODULES),
+        "code_version": code_version(__name__),
         "runs": len(runs),
         "unconverged_runs": sum(not r["converged"] for r in runs),
         "train_seconds": trained,
