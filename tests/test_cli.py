@@ -1,6 +1,7 @@
 """The command line runs a study at a tiny scale and writes its table."""
 
 import csv
+import json
 import subprocess
 import sys
 
@@ -49,7 +50,12 @@ def test_reproduce_needs_an_output_directory_and_a_known_device(capsys):
 
 
 @pytest.mark.slow
-def test_reproduce_subcommand_writes_runs_and_claims(tmp_path):
+def test_reproduce_subcommand_writes_runs_and_claims(tmp_path, monkeypatch):
+    import curvlab.studies.reproduce as reproduce_module
+
+    geometric = [{"claim": "T1", "statement": "flat", "checks": {"a": True}, "passed": 1}]
+    geometric[0] |= {"n_checks": 1, "verdict": "reproduced"}
+    monkeypatch.setattr(reproduce_module, "geometric_claims", lambda **options: geometric)
     out = tmp_path / "out"
     arguments = "reproduce --scale small --seeds 3 --epochs 3 --tasks xor,blobs --device cpu"
     status = main(
@@ -67,3 +73,5 @@ def test_reproduce_subcommand_writes_runs_and_claims(tmp_path):
         rows = list(csv.DictReader(handle))
     assert len(rows) == 2 * 3 * len(VARIANTS)
     assert (out / "claims.json").is_file() and (out / "forest.png").is_file()
+    claims = json.loads((out / "claims.json").read_text())
+    assert claims[0] == geometric[0] and {"E1-sheet", "E3"} <= {c["claim"] for c in claims}

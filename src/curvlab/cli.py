@@ -176,15 +176,22 @@ def _run_reproduce(args) -> None:
     )
     from curvlab.plotting.figures import write_figures
 
-    write_figures(result["runs"], result["loss_curves"], result["analysis"], args.out)
-    for claim in result["claims"]:
+    write_figures(result.runs, result.curves, {"effects": result.effects}, args.out)
+    for claim in result.claims:
+        if "checks" in claim:
+            print(
+                f"{claim['claim']:>14} {claim['verdict']:>12}  {claim['passed']} of "
+                f"{claim['n_checks']} checks",
+                file=sys.stderr,
+            )
+            continue
         print(
             f"{claim['claim']:>14} {claim['verdict']:>12}  effect {claim['effect']:+.4g} "
             f"[{claim['ci_low']:+.4g}, {claim['ci_high']:+.4g}]  p {claim['p']:.3g}  "
             f"mde80 {claim['mde_80']:.3g}",
             file=sys.stderr,
         )
-    print(f"wrote {args.out} in {result['seconds']:.1f} s", file=sys.stderr)
+    print(f"wrote {args.out} in {result.meta['seconds']:.1f} s", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -54,10 +54,16 @@ CLAIMS = [
         paper_r=0.79,
     ),
 ]
-GEOMETRIC = {
-    "T1": {"statement": "flat without a gate", "passed": 1, "n_checks": 1, "verdict": "reproduced"},
-    "T3": {"statement": "K > 0 | only gated", "passed": 2, "n_checks": 3, "verdict": "partly"},
-}
+GEOMETRIC = [
+    {"claim": "T1", "statement": "flat", "passed": 1, "n_checks": 1, "verdict": "reproduced"},
+    {
+        "claim": "T3",
+        "statement": "K > 0 | only gated",
+        "passed": 2,
+        "n_checks": 3,
+        "verdict": "partly",
+    },
+]
 
 
 def _cells(row):
@@ -66,15 +72,15 @@ def _cells(row):
 
 
 def test_the_claims_table_has_one_row_per_claim_and_every_row_its_six_cells():
-    lines = tables.claims_table(GEOMETRIC, CLAIMS).splitlines()
+    lines = tables.claims_table(GEOMETRIC + CLAIMS).splitlines()
     assert len(lines) == 2 + len(GEOMETRIC) + len(CLAIMS)
     assert [len(_cells(line)) for line in lines] == [6] * len(lines)
     keys = [_cells(line)[0].strip() for line in lines[2:]]
-    assert keys == [f"**{k}**" for k in GEOMETRIC] + [f"**{r['claim']}**" for r in CLAIMS]
+    assert keys == [f"**{r['claim']}**" for r in GEOMETRIC + CLAIMS]
 
 
 def test_pipes_in_statements_are_escaped_in_table_cells():
-    table = tables.claims_table(GEOMETRIC, CLAIMS)
+    table = tables.claims_table(GEOMETRIC + CLAIMS)
     assert "gated ∫\\|K\\| dA > ungated" in table
     assert "K > 0 \\| only gated" in table
     sheet = next(line for line in table.splitlines() if "E1-sheet" in line)
@@ -82,7 +88,7 @@ def test_pipes_in_statements_are_escaped_in_table_cells():
 
 
 def test_a_geometric_row_counts_its_passed_checks():
-    assert tables.geometric_row("T3", GEOMETRIC["T3"]).startswith(
+    assert tables.geometric_row(GEOMETRIC[1]).startswith(
         "| **T3** | K > 0 \\| only gated | 2 of 3 checks | | **partly** |"
     )
 
@@ -330,7 +336,7 @@ def test_the_sentences_read_real_claims_of_the_analysis():
                     }
                 )
     records = analyse(runs)["claims"]
-    table = tables.claims_table({}, records).splitlines()
+    table = tables.claims_table(records).splitlines()
     assert len(table) == 2 + len(records)
     for record, row in zip(records, table[2:], strict=True):
         assert f"**{record['verdict']}**" in row

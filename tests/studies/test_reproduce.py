@@ -4,7 +4,6 @@ import copy
 import csv
 import json
 import math
-from pathlib import Path
 
 import pytest
 import torch
@@ -30,7 +29,7 @@ from curvlab.models.sheets import (
 )
 from curvlab.models.tasks import make_task
 from curvlab.studies.ensemble_benchmark import benchmark_ensemble
-from curvlab.studies.reproduce import CLAIM_FIELDS, RUN_COLUMNS, reproduce
+from curvlab.studies.reproduce import CLAIM_FIELDS, RUN_COLUMNS, StudyResult, reproduce
 
 SMALL = {"d_model": 4, "n_heads": 1, "n_tokens": 2}
 
@@ -176,8 +175,9 @@ def test_plateau_criterion():
 
 @pytest.mark.slow
 def test_tiny_reproduction_writes_complete_consistent_files(tmp_path, tiny_study):
-    tiny = tiny_study(device="cpu")
+    tiny = tiny_study(device="cpu", geometric=False)
     result = reproduce("small", tmp_path / "out", **tiny)
+    assert StudyResult.read(tmp_path / "out") == result  # the files are the result
     out = tmp_path / "out"
     with (out / "runs.csv").open() as handle:
         rows = list(csv.DictReader(handle))
@@ -192,7 +192,7 @@ def test_tiny_reproduction_writes_complete_consistent_files(tmp_path, tiny_study
         curve_rows = list(csv.DictReader(handle))
     assert all(0 <= int(c["epoch"]) < int(c["budget"]) for c in curve_rows)
     claims = json.loads((out / "claims.json").read_text())
-    assert claims and claims == result["claims"]
+    assert claims and claims == list(result.claims)
     for claim in claims:
         assert tuple(claim)[: len(CLAIM_FIELDS)] == CLAIM_FIELDS
         assert claim["n_seeds"] == 4
@@ -203,11 +203,12 @@ def test_tiny_reproduction_writes_complete_consistent_files(tmp_path, tiny_study
     assert (out / "meta.json").stat().st_size > 0
     from curvlab.plotting.figures import write_figures  # what the command line draws
 
-    write_figures(result["runs"], result["loss_curves"], result["analysis"], out)
+    write_figures(result.runs, result.curves, {"effects": result.effects}, out)
     for name in ("forest.png", "loss_curves.png", "curvature_accuracy.png"):
         assert (out / name).stat().st_size > 0
-    again = reproduce("small", tmp_path / "again", **tiny)
-    assert again["claims"] == claims  # cached runs, same numbers
+    again = reproduce("small", **tiny)  # nothing written
+    assert list(again.claims) == claims  # cached runs, same numbers
+    assert not (tmp_path / "again").exists()
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
@@ -244,10 +245,12 @@ def test_ensemble_benchmark_times_all_three_on_the_named_device():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_a_tiny_study_on_cuda_matches_the_cpu_study(tmp_path, tiny_study):
     tiny = tiny_study(retrain_doublings=0)
+    tiny["geometric"] = False
     on_cpu = reproduce("small", tmp_path / "cpu", device="cpu", **tiny)
     on_gpu = reproduce("small", tmp_path / "gpu", device="cuda", **tiny)
-    assert json.loads(Path(on_gpu["paths"]["meta"]).read_text())["device"] == "cuda"
-    with open(on_cpu["paths"]["runs"]) as a, open(on_gpu["paths"]["runs"]) as b:
+    assert json.loads((tmp_path / "gpu" / "meta.json").read_text())["device"] == "cuda"
+    assert on_gpu.meta["device"] == "cuda" and on_cpu.meta["device"] == "cpu"
+    with open(tmp_path / "cpu" / "runs.csv") as a, open(tmp_path / "gpu" / "runs.csv") as b:
         cpu_rows, gpu_rows = list(csv.DictReader(a)), list(csv.DictReader(b))
     assert len(cpu_rows) == len(gpu_rows) == 4 * 4 * len(VARIANTS)
     gaps = []

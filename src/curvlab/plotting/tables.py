@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from curvlab.analysis.claims import EMPIRICAL_VERDICTS
+from curvlab.analysis.claims import EMPIRICAL_VERDICTS, GEOMETRIC_VERDICTS
 from curvlab.models.attention import VARIANTS
 from curvlab.models.tasks import TASKS
 from curvlab.studies.sweep import sign_class, stable_factors
@@ -87,15 +87,15 @@ CLAIMS_HEAD = (
 )
 
 
-def geometric_row(key: str, record: Mapping) -> str:
+def geometric_row(record: Mapping) -> str:
     """One table row of a geometric claim (:func:`curvlab.analysis.claims.claim_record`).
 
-    >>> geometric_row("T1", {"statement": "flat", "passed": 1, "n_checks": 1,
-    ...                      "verdict": "reproduced"})
+    >>> geometric_row({"claim": "T1", "statement": "flat", "passed": 1, "n_checks": 1,
+    ...                "verdict": "reproduced"})
     '| **T1** | flat | 1 of 1 checks | | **reproduced** | |'
     """
     return (
-        f"| **{key}** | {_cell(record['statement'])} | {record['passed']} of "
+        f"| **{record['claim']}** | {_cell(record['statement'])} | {record['passed']} of "
         f"{record['n_checks']} checks | | **{record['verdict']}** | |"
     )
 
@@ -117,14 +117,14 @@ def empirical_row(record: Mapping) -> str:
     )
 
 
-def claims_table(geometric: Mapping[str, Mapping], empirical: Iterable[Mapping]) -> str:
-    """The reproduction's table: one row per geometric claim, then one per empirical claim.
-
-    ``geometric`` maps a claim's key ("T1", ...) to its claim record; ``empirical`` is the
-    list of ``claims.json``.
-    """
-    rows = [geometric_row(k, r) for k, r in geometric.items()]
-    rows += [empirical_row(r) for r in empirical]
+def claims_table(records: Iterable[Mapping]) -> str:
+    """The reproduction's table (``claims.json``), one row per claim in its order: a geometric
+    claim (its verdict one of :data:`~curvlab.analysis.claims.GEOMETRIC_VERDICTS`) by
+    :func:`geometric_row`, an empirical one by :func:`empirical_row`."""
+    rows = [
+        geometric_row(r) if r["verdict"] in GEOMETRIC_VERDICTS else empirical_row(r)
+        for r in records
+    ]
     return "\n".join([CLAIMS_HEAD, *rows])
 
 

@@ -1,9 +1,12 @@
 """The book's experiments, as functions that run a whole study and return tidy records.
 
 - :mod:`curvlab.studies.cache`  the on-disk JSON cache keyed by configuration and by the
-  source code of the modules involved (:func:`~curvlab.studies.cache.cached`).
+  code of every module the study imports (:func:`~curvlab.studies.cache.cached`).
+- :mod:`curvlab.studies.result`  :class:`~curvlab.studies.result.StudyResult`, what a study
+  returns: its tables and meta, frozen, written to a folder and read back by its methods.
 - :mod:`curvlab.studies.reproduce`  the Part II reproduction (``python -m curvlab
-  reproduce``): gated against ungated attention on linear and nonlinear tasks, over seeds.
+  reproduce``): gated against ungated attention on linear and nonlinear tasks, over seeds,
+  with the geometric claims T1 to T5 of :mod:`~curvlab.studies.geometric_claims`.
 - :mod:`curvlab.studies.depth`  curvature against depth of attention stacks, with
   :mod:`~curvlab.analysis.growth` (growth-law fits), :mod:`~curvlab.studies.graph_law`
   (the structured regime in closed form) and :mod:`~curvlab.studies.poole` (Poole et al.'s

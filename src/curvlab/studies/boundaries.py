@@ -52,7 +52,7 @@ def retrain(
     """The classifier of one run of the study, trained again with the protocol's settings.
 
     ``config`` is the study's configuration
-    (:func:`curvlab.studies.reproduce.reproduce_config`), ``runs`` its run records
+    (:func:`curvlab.studies.protocol.reproduce_config`), ``runs`` its run records
     (:func:`curvlab.studies.reproduce.run_study`), ``task`` the run's data
     (:func:`curvlab.models.tasks.make_task` with the protocol's sizes and the run's seed).
     Returns the trained model in eval mode, on the CPU, in float32 like the study.

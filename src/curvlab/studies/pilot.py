@@ -37,6 +37,7 @@ from tqdm.auto import tqdm
 from curvlab.studies import write_csv
 from curvlab.studies.cache import cached
 from curvlab.studies.cells import resolve_device, train_and_judge
+from curvlab.studies.protocol import reproduce_config
 
 __all__ = ["PILOT", "choose_epochs", "pilot", "run_pilot"]
 
@@ -93,8 +94,6 @@ def run_pilot(
     ``overrides`` change the scale's settings (as for the reproduction); the seeds and
     budgets come from ``plan``.
     """
-    from curvlab.studies.reproduce import reproduce_config
-
     config = reproduce_config(scale, **overrides)
     budgets = plan["budgets"]
     if len(budgets) < 2 or any(not isinstance(b, int) or b < 2 for b in budgets):

@@ -6,6 +6,10 @@ Each study of :mod:`curvlab.studies` keeps a dict of scales (``"small"``, ``"med
 the settings the study names: lists of names drawn from a fixed set (tasks, models, regimes),
 lists of integers with a minimum (depths, seeds), single names and single integers.  Every
 refusal is a ``ValueError`` that names the setting and what was expected.
+
+The Part II reproduction's scales live here (:data:`REPRODUCTION_SCALES`,
+:func:`reproduce_config`), so that the studies built on them (the reproduction, the pilot, the
+sweep) share one protocol without importing one another.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-__all__ = ["study_config"]
+from curvlab.models.attention import VARIANTS
+from curvlab.models.tasks import TASKS
+
+__all__ = ["REPRODUCTION_SCALES", "reproduce_config", "study_config"]
 
 
 def _is_int(value) -> bool:
@@ -74,3 +81,82 @@ def _check_one(key: str, value, check, *, plural: bool) -> None:
     elif value not in check:
         what = "names from" if plural else "one of"
         raise ValueError(f"{key}: expected {what} {tuple(check)}, got {value!r}")
+
+
+_REPRODUCTION = {
+    "d_model": 4,
+    "n_heads": 1,
+    "n_tokens": 2,
+    "residual": True,
+    "norm": False,
+    "pooling": "mean",
+    "n_train": 128,
+    "n_test": 256,
+    "noise": 0.05,
+    "epochs": 400,  # the convergence pilot's choice (curvlab.studies.pilot)
+    "retrain_doublings": 3,  # the retraining ladder 400, 800, 1600, 3200
+    "learning_rate": 0.05,
+    "weight_decay": 1e-4,
+    "schedule": "cosine",
+    "grid": 10,
+    "rho_points": 64,
+    "rho_directions": 4,
+    "tasks": list(TASKS),
+    "models": list(VARIANTS),
+    "depths": [1],
+    "seeds": list(range(20)),
+}
+
+REPRODUCTION_SCALES: dict[str, dict] = {
+    "small": dict(_REPRODUCTION),
+    "medium": {
+        **_REPRODUCTION,
+        "d_model": 16,
+        "n_heads": 2,
+        "n_tokens": 4,
+        "n_train": 512,
+        "n_test": 1024,
+        "epochs": 1000,
+        "learning_rate": 0.02,
+        "grid": 16,
+        "depths": [1, 2],
+        "seeds": list(range(30)),
+    },
+    "large": {
+        **_REPRODUCTION,
+        "d_model": 32,
+        "n_heads": 4,
+        "n_tokens": 8,
+        "n_train": 1024,
+        "n_test": 2048,
+        "epochs": 2000,
+        "learning_rate": 0.01,
+        "grid": 20,
+        "depths": [1, 2, 4],
+        "seeds": list(range(50)),
+    },
+}
+"""The reproduction's sizes (:mod:`curvlab.studies.reproduce`): one run's settings plus the
+swept lists (tasks, models, depths, seeds)."""
+
+_REPRODUCTION_CHECKS = {
+    "tasks": TASKS,
+    "models": VARIANTS,
+    "depths": 1,
+    "seeds": 0,
+    "grid": 2,
+    "epochs": 2,
+    "retrain_doublings": 0,
+}
+
+
+def reproduce_config(scale: str = "small", **overrides) -> dict:
+    """The study configuration of ``scale`` with ``overrides`` (unknown keys rejected).
+
+    >>> c = reproduce_config("small", seeds=[0, 1])
+    >>> c["seeds"], c["depths"], len(c["tasks"])
+    ([0, 1], [1], 8)
+    """
+    return study_config(
+        REPRODUCTION_SCALES, scale, overrides, _REPRODUCTION_CHECKS, study="reproduction"
+    )

@@ -1,6 +1,7 @@
 """The Part II reproduction: train every model of the study, measure it, test the claims.
 
-``reproduce(scale="small", out=DIR)`` (also ``python -m curvlab reproduce``) writes
+``reproduce(scale="small")`` returns a :class:`~curvlab.studies.result.StudyResult`;
+``reproduce(scale="small", out=DIR)`` (also ``python -m curvlab reproduce --out DIR``) writes it:
 
 - ``DIR/runs.csv``  one row per trained model (:data:`RUN_COLUMNS`);
 - ``DIR/loss_curves.csv``  task, model, depth, seed, budget, epoch, loss (:data:`CURVE_POINTS`
@@ -8,9 +9,10 @@
 - ``DIR/effects.csv``  per task and comparison: the paired difference over seeds with its 95%
   interval (unadjusted; the forest plot);
 - ``DIR/correlations.json``  E3: Pearson and Spearman, pooled and within task, with intervals;
-- ``DIR/claims.json``  one record per empirical claim (:data:`CLAIM_FIELDS`, plus ``d_z``,
-  ``p_raw``, the comparison and ``unconverged_runs``), verdicts by the rules of
-  :mod:`curvlab.analysis.stats`;
+- ``DIR/claims.json``  the whole claims table: the geometric claims T1 to T5
+  (:mod:`curvlab.studies.geometric_claims`: checks, passed, verdict) and one record per
+  empirical claim (:data:`CLAIM_FIELDS`, plus ``d_z``, ``p_raw``, the comparison and
+  ``unconverged_runs``), verdicts by the rules of :mod:`curvlab.analysis.stats`;
 - ``DIR/meta.json``  the configuration, the analysis plan, code version, timings;
 
 The command line (``python -m curvlab reproduce``) also draws the study's figures into ``DIR``
@@ -18,8 +20,10 @@ The command line (``python -m curvlab reproduce``) also draws the study's figure
 
 The work is split by concern: :mod:`curvlab.studies.cells` trains and measures one
 (model, depth) cell as a vectorised ensemble (cached on disk under its configuration and the
-code of every module it imports), :mod:`curvlab.analysis.empirical` turns runs into claims, and this
-module holds the scales and runs the whole study.  Their public names are re-exported here.
+code of every module it imports), :mod:`curvlab.analysis.empirical` turns runs into claims,
+:mod:`curvlab.studies.geometric_claims` computes T1 to T5, :mod:`curvlab.studies.protocol`
+holds the scales, and this module runs the whole study.  Their public names are re-exported
+here.
 
 Protocol.  Full-batch Adam with a cosine schedule; every run's convergence judged by
 :mod:`curvlab.models.convergence` (training accuracy and the curvature measures stable
@@ -36,10 +40,8 @@ convergence, blind to the model it trains).
 
 from __future__ import annotations
 
-import json
 import os
 import time
-from pathlib import Path
 
 import torch
 from tqdm.auto import tqdm
@@ -52,9 +54,6 @@ from curvlab.analysis.empirical import (
     correlations,
     per_task_effects,
 )
-from curvlab.models.attention import VARIANTS
-from curvlab.models.tasks import TASKS
-from curvlab.studies import write_csv
 from curvlab.studies.cache import code_version
 from curvlab.studies.cells import (
     CURVE_POINTS,
@@ -62,7 +61,10 @@ from curvlab.studies.cells import (
     resolve_device,
     run_cell,
 )
-from curvlab.studies.protocol import study_config
+from curvlab.studies.geometric_claims import geometric_claims
+from curvlab.studies.protocol import REPRODUCTION_SCALES as SCALES
+from curvlab.studies.protocol import reproduce_config
+from curvlab.studies.result import StudyResult
 
 __all__ = [
     "ANALYSIS",
@@ -70,6 +72,7 @@ __all__ = [
     "CURVE_POINTS",
     "RUN_COLUMNS",
     "SCALES",
+    "StudyResult",
     "analyse",
     "claims",
     "correlations",
@@ -79,81 +82,6 @@ __all__ = [
     "run_cell",
     "run_study",
 ]
-
-_BASE = {
-    "d_model": 4,
-    "n_heads": 1,
-    "n_tokens": 2,
-    "residual": True,
-    "norm": False,
-    "pooling": "mean",
-    "n_train": 128,
-    "n_test": 256,
-    "noise": 0.05,
-    "epochs": 400,  # the convergence pilot's choice (curvlab.studies.pilot)
-    "retrain_doublings": 3,  # the retraining ladder 400, 800, 1600, 3200
-    "learning_rate": 0.05,
-    "weight_decay": 1e-4,
-    "schedule": "cosine",
-    "grid": 10,
-    "rho_points": 64,
-    "rho_directions": 4,
-    "tasks": list(TASKS),
-    "models": list(VARIANTS),
-    "depths": [1],
-    "seeds": list(range(20)),
-}
-
-SCALES: dict[str, dict] = {
-    "small": dict(_BASE),
-    "medium": {
-        **_BASE,
-        "d_model": 16,
-        "n_heads": 2,
-        "n_tokens": 4,
-        "n_train": 512,
-        "n_test": 1024,
-        "epochs": 1000,
-        "learning_rate": 0.02,
-        "grid": 16,
-        "depths": [1, 2],
-        "seeds": list(range(30)),
-    },
-    "large": {
-        **_BASE,
-        "d_model": 32,
-        "n_heads": 4,
-        "n_tokens": 8,
-        "n_train": 1024,
-        "n_test": 2048,
-        "epochs": 2000,
-        "learning_rate": 0.01,
-        "grid": 20,
-        "depths": [1, 2, 4],
-        "seeds": list(range(50)),
-    },
-}
-"""Study sizes: one run's settings plus the swept lists (tasks, models, depths, seeds)."""
-
-_CHECKS = {
-    "tasks": TASKS,
-    "models": VARIANTS,
-    "depths": 1,
-    "seeds": 0,
-    "grid": 2,
-    "epochs": 2,
-    "retrain_doublings": 0,
-}
-
-
-def reproduce_config(scale: str = "small", **overrides) -> dict:
-    """The study configuration of ``scale`` with ``overrides`` (unknown keys rejected).
-
-    >>> c = reproduce_config("small", seeds=[0, 1])
-    >>> c["seeds"], c["depths"], len(c["tasks"])
-    ([0, 1], [1], 8)
-    """
-    return study_config(SCALES, scale, overrides, _CHECKS, study="reproduction")
 
 
 def run_study(
@@ -198,18 +126,22 @@ def reproduce(
     progress: bool = True,
     directory=None,
     refresh: bool = False,
+    geometric: bool = True,
     **overrides,
-) -> dict:
-    """Run the study and write its files into ``out`` (module docstring); returns a dict with
-    the ``paths`` written (``runs``, ``claims``, ...), the ``claims`` records, the wall
-    ``seconds``, and in memory the ``runs``, the ``loss_curves`` rows and the whole
-    ``analysis`` (:func:`curvlab.analysis.empirical.analyse`).
+) -> StudyResult:
+    """Run the study; its :class:`~curvlab.studies.result.StudyResult`, also written into
+    ``out`` when given (the files of the module docstring; ``out=None`` writes nothing).
+
+    The result's ``runs`` (columns :data:`RUN_COLUMNS`), ``curves`` (the loss-curve rows),
+    ``effects`` and ``correlations`` are those of :func:`curvlab.analysis.empirical.analyse`;
+    its ``claims`` the whole table: the geometric claims T1 to T5
+    (:func:`curvlab.studies.geometric_claims.geometric_claims`, unless ``geometric`` is False),
+    then the empirical ones; ``meta`` the configuration, the analysis plan, the code version
+    and the timings.
 
     ``seeds``: the number of seeds 0..seeds−1 (overrides the scale).  ``directory``: the run
     cache (default: $CURVLAB_CACHE or .curvlab-cache/).
     """
-    if out is None:
-        raise ValueError("out: expected a directory to write the results into")
     if seeds is not None:
         if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 3:
             raise ValueError(f"seeds: expected an integer >= 3, got {seeds!r}")
@@ -225,17 +157,8 @@ def reproduce(
         **overrides,
     )
     trained = time.perf_counter() - start
-    result = analyse(runs)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "runs": write_csv([{k: r[k] for k in RUN_COLUMNS} for r in runs], out / "runs.csv"),
-        "loss_curves": write_csv(curve_rows, out / "loss_curves.csv"),
-        "effects": write_csv(result["effects"], out / "effects.csv"),
-    }
-    paths["claims"] = _write_json(result["claims"], out / "claims.json")
-    paths["correlations"] = _write_json(result["correlations"], out / "correlations.json")
-    seconds = time.perf_counter() - start
+    analysed = analyse(runs)
+    table = geometric_claims(directory=directory) if geometric else []
     meta = {
         "scale": scale,
         "config": config,
@@ -245,21 +168,18 @@ def reproduce(
         "runs": len(runs),
         "unconverged_runs": sum(not r["converged"] for r in runs),
         "train_seconds": trained,
-        "seconds": seconds,
+        "seconds": time.perf_counter() - start,
         "threads": torch.get_num_threads(),
         "cpu_count": os.cpu_count(),
     }
-    paths["meta"] = _write_json(meta, out / "meta.json")
-    return {
-        "paths": {k: str(v) for k, v in paths.items()},
-        "claims": result["claims"],
-        "seconds": seconds,
-        "runs": runs,
-        "loss_curves": curve_rows,
-        "analysis": result,
-    }
-
-
-def _write_json(value, path: Path) -> Path:
-    path.write_text(json.dumps(value, indent=1, allow_nan=False) + "\n", encoding="utf-8")
-    return path
+    result = StudyResult(
+        runs=[{k: r[k] for k in RUN_COLUMNS} for r in runs],
+        curves=curve_rows,
+        claims=[*table, *analysed["claims"]],
+        effects=analysed["effects"],
+        correlations=analysed["correlations"],
+        meta=meta,
+    )
+    if out is not None:
+        result.write(out)
+    return result

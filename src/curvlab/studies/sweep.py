@@ -37,6 +37,7 @@ from curvlab.analysis.empirical import claims
 from curvlab.models.tasks import NONLINEAR_TASKS
 from curvlab.studies import write_csv
 from curvlab.studies.cells import resolve_device, run_cell
+from curvlab.studies.protocol import reproduce_config
 
 __all__ = [
     "SWEEP",
@@ -122,8 +123,6 @@ def sweep(
     ``out/sweep.csv`` when ``out`` is given.  ``seeds``: a list overriding :data:`SWEEP_SEEDS`;
     ``overrides``: other settings of the scale (e.g. ``tasks``, ``epochs`` for a quick run;
     ``retrain_doublings`` defaults to :data:`SWEEP_DOUBLINGS`)."""
-    from curvlab.studies.reproduce import reproduce_config
-
     seeds = list(SWEEP_SEEDS if seeds is None else seeds)
     overrides = {"retrain_doublings": SWEEP_DOUBLINGS, **overrides}
     config = reproduce_config(scale, **{**overrides, "seeds": seeds, "models": list(SWEEP_MODELS)})

@@ -1,0 +1,142 @@
+"""What a study returns: one frozen object, whose files are one method of it.
+
+A :class:`StudyResult` holds a study's tidy tables, each a tuple of flat records, and its
+``meta`` (a JSON object).  A study fills what it has; the rest stays empty::
+
+    runs           one record per trained model or measured run   <runs_name>.csv
+    curves         loss curves, one row per (run, epoch)          loss_curves.csv
+    claims         one record per claim, with its verdict         claims.json
+    effects        per-task paired differences                    effects.csv
+    correlations   correlation records                            correlations.json
+    meta           configuration, code version, timings           meta.json
+
+:meth:`StudyResult.write` writes the nonempty tables and ``meta.json`` into a folder;
+:meth:`StudyResult.read` reads them back into an equal result.  A CSV cell is read back as
+the value it was written from: empty is None, ``True``/``False`` a bool, then an int, a float
+(Python writes floats with the digits that round-trip), else the text.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from curvlab.studies import write_csv
+
+__all__ = ["StudyResult"]
+
+_CSV = {"curves": "loss_curves.csv", "effects": "effects.csv"}
+_JSON = {"claims": "claims.json", "correlations": "correlations.json"}
+_TABLES = ("runs", "curves", "claims", "effects", "correlations")
+
+
+def _records(name: str, value: Iterable) -> tuple[dict, ...]:
+    records = tuple(value)
+    for record in records:
+        if not isinstance(record, Mapping):
+            raise TypeError(f"{name}: expected records (dicts), got {type(record).__name__}")
+    return tuple(dict(record) for record in records)
+
+
+def _cell(text: str):
+    if text == "":
+        return None
+    if text in ("True", "False"):
+        return text == "True"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _read_csv(path: Path) -> tuple[dict, ...]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return tuple({k: _cell(v) for k, v in row.items()} for row in csv.DictReader(handle))
+
+
+def _write_json(value, path: Path) -> Path:
+    path.write_text(json.dumps(value, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    return path
+
+
+@dataclass(frozen=True)
+class StudyResult:
+    """A study's results (module docstring): tables of records, ``meta``, and the stem of the
+    runs table's file (``runs_name``: ``runs`` for the reproduction, ``depth`` for the depth
+    study, ...).
+
+    >>> import tempfile
+    >>> result = StudyResult(runs=[{"seed": 0, "accuracy": 0.75, "converged": True}],
+    ...                      meta={"scale": "small"})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     paths = result.write(d)
+    ...     again = StudyResult.read(d)
+    >>> sorted(paths), again == result
+    (['meta', 'runs'], True)
+    """
+
+    runs: tuple[dict, ...] = ()
+    curves: tuple[dict, ...] = ()
+    claims: tuple[dict, ...] = ()
+    effects: tuple[dict, ...] = ()
+    correlations: tuple[dict, ...] = ()
+    meta: dict = field(default_factory=dict)
+    runs_name: str = "runs"
+
+    def __post_init__(self):
+        for name in _TABLES:
+            object.__setattr__(self, name, _records(name, getattr(self, name)))
+        if not isinstance(self.meta, Mapping):
+            raise TypeError(f"meta: expected a mapping, got {type(self.meta).__name__}")
+        object.__setattr__(self, "meta", dict(self.meta))
+        if not self.runs_name or not all(c.isalnum() or c in "-_" for c in self.runs_name):
+            raise ValueError(f"runs_name: expected a file stem, got {self.runs_name!r}")
+
+    def files(self) -> dict[str, str]:
+        """The file name of each table (whether or not it is empty), and of ``meta``."""
+        return {"runs": f"{self.runs_name}.csv", **_CSV, **_JSON, "meta": "meta.json"}
+
+    def write(self, directory) -> dict[str, Path]:
+        """Write the nonempty tables and ``meta.json`` into ``directory`` (created if need be);
+        the paths written, by field name."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        names, paths = self.files(), {}
+        for name in _TABLES:
+            records = getattr(self, name)
+            if not records:
+                continue
+            if name in _JSON:
+                paths[name] = _write_json(list(records), directory / names[name])
+            else:
+                paths[name] = write_csv(records, directory / names[name])
+        paths["meta"] = _write_json(self.meta, directory / names["meta"])
+        return paths
+
+    @classmethod
+    def read(cls, directory, runs_name: str = "runs") -> StudyResult:
+        """The result written into ``directory`` by :meth:`write` (a missing table is empty)."""
+        directory = Path(directory)
+        names = cls(runs_name=runs_name).files()
+        if not (directory / names["meta"]).is_file():
+            raise ValueError(f"directory: no {names['meta']} in {directory}")
+        tables = {}
+        for name in _TABLES:
+            path = directory / names[name]
+            if not path.is_file():
+                continue
+            if name in _JSON:
+                tables[name] = json.loads(path.read_text(encoding="utf-8"))
+            else:
+                tables[name] = _read_csv(path)
+        meta = json.loads((directory / names["meta"]).read_text(encoding="utf-8"))
+        return cls(**tables, meta=meta, runs_name=runs_name)
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{f.name}={len(getattr(self, f.name))}" for f in fields(self)[:5])
+        return f"StudyResult({sizes}, meta keys {sorted(self.meta)}, runs_name={self.runs_name!r})"
