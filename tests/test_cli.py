@@ -1,4 +1,5 @@
-"""The command line runs a study at a tiny scale and writes its table."""
+"""The command line is a registry of studies: common options once, a folder for --out, no
+command falling through into another, and each study writing its result."""
 
 import csv
 import json
@@ -7,29 +8,91 @@ import sys
 
 import pytest
 
-from curvlab.cli import build_parser, main
+from curvlab.cli import STUDIES, build_parser, main
 from curvlab.models.attention import VARIANTS
+from curvlab.studies.result import StudyResult
+
+COMMANDS = ("reproduce", "pilot", "sweep", "depth", "poole", "ensemble-benchmark")
+
+
+def test_every_study_is_registered_with_the_common_options():
+    assert set(COMMANDS) == set(STUDIES)
+    parser = build_parser()
+    for name, study in STUDIES.items():
+        args = parser.parse_args([name, "--out", "here", "--no-progress", "--device", "cpu"])
+        assert (args.command, args.out, args.no_progress, args.device) == (
+            name,
+            "here",
+            True,
+            "cpu",
+        )
+        assert args.scale == "small"
+        if study.cached:
+            assert parser.parse_args([name, "--refresh", "--cache-dir", "c"]).refresh
 
 
 def test_bad_arguments_exit_with_status_2_naming_them(capsys):
+    for argv, option in (
+        (["depth", "--scale", "enormous"], "--scale"),
+        (["depth", "--seeds", "0"], "--seeds"),
+        (["reproduce", "--seeds", "0"], "--seeds"),
+        (["reproduce", "--tasks", "mnist"], "--tasks"),
+        (["reproduce", "--device", "tpu"], "--device"),
+        (["pilot", "--depths", "2"], "--depths"),  # another study's option
+    ):
+        with pytest.raises(SystemExit) as raised:
+            main(argv)
+        assert raised.value.code == 2
+        assert option in capsys.readouterr().err
+
+
+def test_an_unknown_command_is_refused_and_never_runs_another_study(monkeypatch, capsys):
+    ran = []
+    for study in STUDIES.values():
+        monkeypatch.setattr(study, "run", lambda args, name=study.name: ran.append(name))
+    for command in ("decision", "depths", "unknown"):
+        with pytest.raises(SystemExit) as raised:
+            main([command])
+        assert raised.value.code == 2
+    assert ran == []
+
+
+def test_each_command_runs_its_own_study_and_writes_its_result_into_the_folder(
+    tmp_path, monkeypatch
+):
+    ran = []
+    for study in STUDIES.values():
+
+        def run(args, name=study.name):
+            ran.append(name)
+            return StudyResult(runs=[{"study": name}], meta={"scale": args.scale})
+
+        monkeypatch.setattr(study, "run", run)
+        monkeypatch.setattr(study, "write", lambda result, out: result.write(out))
+    for command in COMMANDS:
+        assert main([command, "--out", str(tmp_path / command)]) == 0
+        assert StudyResult.read(tmp_path / command).runs == ({"study": command},)
+    assert ran == list(COMMANDS)
+
+
+def test_a_study_error_is_a_usage_error(monkeypatch, capsys):
+    def fail(args):
+        raise ValueError("seeds: expected at least three")
+
+    monkeypatch.setattr(STUDIES["reproduce"], "run", fail)
     with pytest.raises(SystemExit) as raised:
-        main(["depth", "--scale", "enormous"])
-    assert raised.value.code == 2
-    assert "--scale" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["reproduce", "--out", "x", "--seeds", "0"])
-    assert "--seeds" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["reproduce", "--out", "x", "--tasks", "mnist"])
-    assert "--tasks" in capsys.readouterr().err
+        main(["reproduce"])
+    assert raised.value.code == 2 and "seeds" in capsys.readouterr().err
 
 
-def test_subcommands_are_listed():
-    parser = build_parser()
-    assert parser.parse_args(["depth"]).scale == "small"
-    assert parser.parse_args(["reproduce", "--out", "x"]).scale == "small"
-    with pytest.raises(SystemExit):
-        parser.parse_args(["decision"])  # retired: the reproduction supersedes it
+@pytest.mark.slow
+def test_the_depth_study_writes_depth_csv_into_the_out_folder(tmp_path):
+    out = tmp_path / "out"
+    argv = ["depth", "--seeds", "1", "--depths", "1", "--out", str(out), "--device", "cpu"]
+    assert main([*argv, "--cache-dir", str(tmp_path / "cache"), "--no-progress"]) == 0
+    result = StudyResult.read(out, names={"runs": "depth.csv"})
+    assert {r["depth"] for r in result.runs} == {1} and result.meta["growth_laws"]
+    assert not (out / "runs.csv").exists()
 
 
 @pytest.mark.slow
@@ -37,16 +100,7 @@ def test_module_entry_point_shows_help():
     done = subprocess.run(
         [sys.executable, "-m", "curvlab", "--help"], capture_output=True, text=True, check=True
     )
-    assert "reproduce" in done.stdout and "depth" in done.stdout
-
-
-def test_reproduce_needs_an_output_directory_and_a_known_device(capsys):
-    with pytest.raises(SystemExit) as raised:
-        main(["reproduce", "--scale", "small"])
-    assert raised.value.code == 2 and "--out" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["reproduce", "--out", "x", "--device", "tpu"])
-    assert "--device" in capsys.readouterr().err
+    assert all(command in done.stdout for command in COMMANDS)
 
 
 @pytest.mark.slow
@@ -75,3 +129,4 @@ def test_reproduce_subcommand_writes_runs_and_claims(tmp_path, monkeypatch):
     assert (out / "claims.json").is_file() and (out / "forest.png").is_file()
     claims = json.loads((out / "claims.json").read_text())
     assert claims[0] == geometric[0] and {"E1-sheet", "E3"} <= {c["claim"] for c in claims}
+    assert StudyResult.read(out).claims == tuple(claims)

@@ -1,25 +1,30 @@
-"""Command line: run one of the book's studies and write its results.
+"""Command line: run one of the book's studies and write its result into a folder.
 
     python -m curvlab reproduce --scale small --out DIR
-    python -m curvlab depth ...
-    python -m curvlab ensemble-benchmark
+    python -m curvlab depth --out DIR
+    python -m curvlab --help
 
-Subcommands (argparse):
+The command line is a registry (:data:`STUDIES`): one entry per study, each with a ``name``, a
+``help`` line, its ``scales``, ``add_arguments(parser)`` for its own options and
+``run(args)``, which returns a :class:`curvlab.studies.result.StudyResult`.  Every study gets
+the common options, defined once (:func:`add_common_arguments`):
 
-- ``reproduce``  :func:`curvlab.studies.reproduce.reproduce`: trains every model of the
-  Part II study and writes DIR/runs.csv, DIR/claims.json, the other tables and the figures;
-  options ``--scale`` (small|medium|large), ``--out`` (directory, required), ``--device``
-  (auto|cpu|cuda), ``--seeds`` (how many), ``--epochs``, ``--tasks``, ``--cache-dir``,
-  ``--refresh``, ``--no-progress`` (otherwise a progress bar with ETA).
-- ``depth``  :mod:`curvlab.studies.depth`: its ``add_cli_arguments(parser)`` adds its own
-  options to the common ones, its ``run_cli(args)`` runs it and returns its records.
-- ``pilot``, ``sweep``  :func:`curvlab.studies.pilot.pilot` (DIR/pilot.csv,
-  DIR/pilot_summary.csv) and :func:`curvlab.studies.sweep.sweep` (DIR/sweep.csv); options
-  ``--scale``, ``--out``, ``--device``, ``--cache-dir``, ``--refresh``, ``--no-progress``.
-- ``ensemble-benchmark``  per-seed loop against the vmap and einsum ensembles, one run.
+    --scale {...}       the study's size (its own scales)
+    --out DIR           the folder to write the result into (created; nothing written without)
+    --device {auto,cpu,cuda}
+    --cache-dir DIR     the run cache ($CURVLAB_CACHE, else .curvlab-cache/)
+    --refresh           recompute cached runs
+    --no-progress       hide the progress bar
 
-The exit status is 0 on success and 2 on a bad argument (argparse's convention), with the
-error message naming the argument.
+A study that caches nothing (``cached = False``) has no ``--cache-dir`` or ``--refresh``.
+The studies: ``reproduce`` (Part II: DIR/runs.csv, loss_curves.csv, effects.csv,
+claims.json with T1 to T5 and E1 to E3, correlations.json, meta.json and the figures),
+``pilot`` (DIR/pilot.csv, pilot_summary.csv), ``sweep`` (DIR/sweep.csv), ``depth``
+(DIR/depth.csv), ``poole`` (DIR/poole.csv, Poole et al.'s random tanh anchor of the depth
+study) and ``ensemble-benchmark`` (DIR/ensemble_benchmark.csv); each also writes meta.json.
+
+A command is dispatched to its own entry and to nothing else.  The exit status is 0 on success
+and 2 on a bad argument (argparse's convention), with the error message naming the argument.
 """
 
 from __future__ import annotations
@@ -27,9 +32,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
 
-__all__ = ["build_parser", "main"]
+__all__ = ["STUDIES", "add_common_arguments", "build_parser", "main"]
 
 
 def _positive_int(text: str) -> int:
@@ -52,180 +58,282 @@ def _task_list(text: str) -> list[str]:
     return names
 
 
-def _common_arguments(parser: argparse.ArgumentParser, scales: Sequence[str]) -> None:
-    parser.add_argument("--scale", choices=list(scales), default="small", help="study size")
-    parser.add_argument("--out", default=None, help="CSV file to write the records to")
-    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
-    parser.add_argument("--cache-dir", default=None, help="cache directory ($CURVLAB_CACHE)")
-    parser.add_argument("--refresh", action="store_true", help="recompute cached runs")
+def _say(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+class _Study:
+    """A registry entry: the defaults of ``scales``, ``add_arguments`` and ``write``."""
+
+    name = ""
+    help = ""
+    cached = True
+    device = "auto"  # the --device default
+
+    def scales(self) -> Sequence[str]:
+        from curvlab.studies.protocol import REPRODUCTION_SCALES
+
+        return list(REPRODUCTION_SCALES)
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """The study's own options (none by default)."""
+
+    def run(self, args: argparse.Namespace):
+        raise NotImplementedError
+
+    def write(self, result, out) -> None:
+        """Write ``result`` into the folder ``out``."""
+        result.write(out)
+
+    def _options(self, args) -> dict:
+        return {
+            "device": args.device,
+            "directory": args.cache_dir,
+            "refresh": args.refresh,
+            "progress": not args.no_progress,
+        }
+
+
+class _Reproduce(_Study):
+    name = "reproduce"
+    help = "the Part II reproduction: runs, the claims table T1-T5 and E1-E3, figures"
+
+    def add_arguments(self, parser):
+        parser.add_argument("--seeds", type=_positive_int, default=None, help="number of seeds")
+        parser.add_argument(
+            "--epochs",
+            type=_positive_int,
+            default=None,
+            help="starting epochs (a run that does not converge is retrained at 2x, 4x, 8x)",
+        )
+        parser.add_argument("--tasks", type=_task_list, default=None, help="comma-separated")
+
+    def run(self, args):
+        from curvlab.studies.reproduce import reproduce
+
+        overrides = {}
+        if args.epochs is not None:
+            overrides["epochs"] = args.epochs
+        if args.tasks is not None:
+            overrides["tasks"] = args.tasks
+        result = reproduce(args.scale, seeds=args.seeds, **self._options(args), **overrides)
+        for claim in result.claims:
+            if "checks" in claim:
+                evidence = f"{claim['passed']} of {claim['n_checks']} checks"
+            else:
+                evidence = (
+                    f"effect {claim['effect']:+.4g} [{claim['ci_low']:+.4g}, "
+                    f"{claim['ci_high']:+.4g}]  p {claim['p']:.3g}  mde80 {claim['mde_80']:.3g}"
+                )
+            _say(f"{claim['claim']:>14} {claim['verdict']:>14}  {evidence}")
+        return result
+
+    def write(self, result, out):
+        from curvlab.plotting.figures import write_figures
+
+        result.write(out)
+        write_figures(result.runs, result.curves, {"effects": result.effects}, out)
+
+
+class _Pilot(_Study):
+    name = "pilot"
+    help = "convergence pilot: the epoch budget chosen by convergence and baseline"
+
+    def run(self, args):
+        from curvlab.studies.pilot import pilot
+        from curvlab.studies.result import StudyResult
+
+        chosen = pilot(args.scale, **self._options(args))
+        for row in chosen["summary"]:
+            _say(json.dumps(row))
+        _say(f"chosen epochs: {chosen['chosen']} (protocol: {chosen['epochs']}, {chosen['rule']})")
+        meta = {k: chosen[k] for k in ("chosen", "epochs", "rule", "plan")}
+        return StudyResult(
+            runs=chosen["rows"],
+            curves=chosen["summary"],
+            meta={"scale": args.scale, **meta},
+            names={"runs": "pilot.csv", "curves": "pilot_summary.csv"},
+        )
+
+
+class _Sweep(_Study):
+    name = "sweep"
+    help = "one factor at a time around small: d_model, depth, tokens, n_train"
+
+    def run(self, args):
+        from curvlab.studies.result import StudyResult
+        from curvlab.studies.sweep import stable_factors, sweep
+
+        rows = sweep(args.scale, **self._options(args))
+        for row in rows:
+            _say(json.dumps(row))
+        meta = {"scale": args.scale, "stable_factors": stable_factors(rows)}
+        return StudyResult(runs=rows, meta=meta, names={"runs": "sweep.csv"})
+
+
+class _Depth(_Study):
+    name = "depth"
+    help = "curvature against depth of attention stacks (DIR/depth.csv)"
+
+    def scales(self):
+        from curvlab.studies.depth import SCALES
+
+        return list(SCALES)
+
+    def add_arguments(self, parser):
+        parser.add_argument("--seeds", type=_positive_int, default=None, help="seeds 0..n-1")
+        parser.add_argument(
+            "--depths",
+            type=_positive_int,
+            nargs="+",
+            default=None,
+            help="depths L (default: the scale's)",
+        )
+
+    def run(self, args):
+        from curvlab.studies.depth import depth_config, depth_study, growth_laws
+        from curvlab.studies.result import StudyResult
+
+        overrides = {}
+        if args.seeds is not None:
+            overrides["seeds"] = list(range(args.seeds))
+        if args.depths is not None:
+            overrides["depths"] = list(args.depths)
+        config = depth_config(args.scale, **overrides)  # a bad setting fails before any run
+        options = self._options(args)
+        options["device"] = None if args.device == "auto" else args.device
+        start = time.perf_counter()
+        records = depth_study(args.scale, **options, **overrides)
+        laws = growth_laws(records)
+        for row in laws:
+            if row["flat"] or row["exponent"] is None:
+                law = "flat" if row["flat"] else "no fit (one depth)"
+            else:
+                law = f"L^{row['exponent']:.2f} (r² {row['r_squared']:.2f})"
+            means = ", ".join(f"{m:.3g}" for m in row["means"])
+            _say(f"{row['regime']:>10} {row['model']:>15} {row['phase']:>7}: ∫|K|dA {law}; {means}")
+        meta = {"scale": args.scale, "config": config, "growth_laws": laws}
+        meta["seconds"] = time.perf_counter() - start
+        return StudyResult(runs=records, meta=meta, names={"runs": "depth.csv"})
+
+
+class _Poole(_Study):
+    name = "poole"
+    help = "Poole et al.'s random tanh anchor of the depth study (DIR/poole.csv)"
+
+    def scales(self):
+        from curvlab.studies.poole import SCALES
+
+        return list(SCALES)
+
+    def add_arguments(self, parser):
+        parser.add_argument("--seeds", type=_positive_int, default=None, help="seeds 0..n-1")
+
+    def run(self, args):
+        from curvlab.studies.poole import poole_config, poole_study
+        from curvlab.studies.result import StudyResult
+
+        overrides = {} if args.seeds is None else {"poole_seeds": list(range(args.seeds))}
+        config = poole_config(args.scale, **overrides)
+        records = poole_study(
+            args.scale, directory=args.cache_dir, refresh=args.refresh, **overrides
+        )
+        _say(f"{len(records)} Poole anchor records")
+        meta = {"scale": args.scale, "config": config}
+        return StudyResult(runs=records, meta=meta, names={"runs": "poole.csv"})
+
+
+class _EnsembleBenchmark(_Study):
+    name = "ensemble-benchmark"
+    help = "per-seed loop vs vmap and einsum ensembles, one run"
+    cached = False
+    device = "cpu"
+
+    def scales(self):
+        return ["small"]
+
+    def add_arguments(self, parser):
+        parser.add_argument("--seeds", type=_positive_int, default=20)
+        parser.add_argument("--d-model", type=_positive_int, default=4)
+        parser.add_argument("--epochs", type=_positive_int, default=100)
+
+    def run(self, args):
+        from curvlab.studies.ensemble_benchmark import benchmark_ensemble
+        from curvlab.studies.result import StudyResult
+
+        timed = benchmark_ensemble(
+            seeds=args.seeds, d_model=args.d_model, epochs=args.epochs, device=args.device
+        )
+        print(json.dumps(timed, indent=1))
+        return StudyResult(
+            runs=[timed], meta={"scale": args.scale}, names={"runs": "ensemble_benchmark.csv"}
+        )
+
+
+STUDIES: dict[str, _Study] = {
+    study.name: study
+    for study in (_Reproduce(), _Pilot(), _Sweep(), _Depth(), _Poole(), _EnsembleBenchmark())
+}
+"""The registry: one entry per subcommand of ``python -m curvlab``."""
+
+
+def add_common_arguments(parser: argparse.ArgumentParser, study: _Study) -> None:
+    """The options every study has (module docstring), with the study's scales and defaults."""
+    parser.add_argument("--scale", choices=list(study.scales()), default="small", help="size")
+    parser.add_argument("--out", metavar="DIR", default=None, help="folder to write into")
+    parser.add_argument(
+        "--device",
+        choices=["auto", "cpu", "cuda"],
+        default=study.device,
+        help=f"auto: cuda if present (default {study.device})",
+    )
+    if study.cached:
+        parser.add_argument("--cache-dir", default=None, help="cache directory ($CURVLAB_CACHE)")
+        parser.add_argument("--refresh", action="store_true", help="recompute cached runs")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with one subcommand per available study.
+    """The argument parser: one subcommand per entry of :data:`STUDIES`.
 
     >>> args = build_parser().parse_args(["depth", "--scale", "small", "--seeds", "2"])
-    >>> args.command, args.scale, args.seeds
-    ('depth', 'small', 2)
+    >>> args.command, args.scale, args.seeds, args.out
+    ('depth', 'small', 2, None)
     """
     parser = argparse.ArgumentParser(
-        prog="python -m curvlab", description="Run a study of the book and write its table."
+        prog="python -m curvlab", description="Run a study of the book and write its result."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="STUDY")
-    from curvlab.studies import depth
-
-    depth_parser = commands.add_parser("depth", help="curvature against depth")
-    _common_arguments(depth_parser, depth.SCALES)
-    depth.add_cli_arguments(depth_parser)
-
-    from curvlab.studies.reproduce import SCALES as REPRODUCE_SCALES
-
-    reproduce = commands.add_parser(
-        "reproduce", help="the Part II reproduction: runs.csv, claims.json and figures"
-    )
-    reproduce.add_argument("--scale", choices=list(REPRODUCE_SCALES), default="small")
-    reproduce.add_argument("--out", required=True, help="directory to write the results into")
-    reproduce.add_argument(
-        "--device", choices=["auto", "cpu", "cuda"], default="auto", help="auto: cuda if present"
-    )
-    reproduce.add_argument("--seeds", type=_positive_int, default=None, help="number of seeds")
-    reproduce.add_argument(
-        "--epochs",
-        type=_positive_int,
-        default=None,
-        help="starting epochs (a run that does not converge is retrained at 2x, 4x, 8x)",
-    )
-    reproduce.add_argument("--tasks", type=_task_list, default=None, help="comma-separated")
-    reproduce.add_argument("--cache-dir", default=None, help="cache directory ($CURVLAB_CACHE)")
-    reproduce.add_argument("--refresh", action="store_true", help="recompute cached runs")
-    reproduce.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-
-    _add_pilot_and_sweep(commands)
-
-    bench = commands.add_parser(
-        "ensemble-benchmark", help="per-seed loop vs vmap and einsum ensembles"
-    )
-    bench.add_argument("--seeds", type=_positive_int, default=20)
-    bench.add_argument("--d-model", type=_positive_int, default=4)
-    bench.add_argument("--epochs", type=_positive_int, default=100)
-    bench.add_argument(
-        "--device", choices=["auto", "cpu", "cuda"], default="cpu", help="where all three train"
-    )
+    for name, study in STUDIES.items():
+        sub = commands.add_parser(name, help=study.help, description=study.help)
+        add_common_arguments(sub, study)
+        study.add_arguments(sub)
     return parser
 
 
-# --- pilot and sweep (curvlab.studies.pilot, curvlab.studies.sweep) ----------------
-
-
-def _add_pilot_and_sweep(commands) -> None:
-    for name, text in (
-        ("pilot", "convergence pilot: the epoch budget chosen by convergence and baseline"),
-        ("sweep", "one factor at a time around small: d_model, depth, tokens, n_train"),
-    ):
-        sub = commands.add_parser(name, help=text)
-        sub.add_argument("--scale", choices=["small", "medium", "large"], default="small")
-        sub.add_argument("--out", required=True, help="directory to write the results into")
-        sub.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-        sub.add_argument("--cache-dir", default=None, help="cache directory ($CURVLAB_CACHE)")
-        sub.add_argument("--refresh", action="store_true", help="recompute cached runs")
-        sub.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-
-
-def _run_pilot_or_sweep(args) -> None:
-    options = dict(
-        device=args.device,
-        directory=args.cache_dir,
-        refresh=args.refresh,
-        progress=not args.no_progress,
-    )
-    if args.command == "pilot":
-        from curvlab.studies.pilot import pilot
-
-        result = pilot(args.scale, args.out, **options)
-        for row in result["summary"]:
-            print(json.dumps(row), file=sys.stderr)
-        print(f"chosen epochs: {result['chosen']}", file=sys.stderr)
-    else:
-        from curvlab.studies.sweep import sweep
-
-        for row in sweep(args.scale, args.out, **options):
-            print(json.dumps(row), file=sys.stderr)
-    print(f"wrote {args.out}", file=sys.stderr)
-
-
-# --- end pilot and sweep ---------------------------------------------------------------------
-
-
-def _run_reproduce(args) -> None:
-    from curvlab.studies.reproduce import reproduce
-
-    overrides = {}
-    if args.epochs is not None:
-        overrides["epochs"] = args.epochs
-    if args.tasks is not None:
-        overrides["tasks"] = args.tasks
-    result = reproduce(
-        args.scale,
-        args.out,
-        device=args.device,
-        seeds=args.seeds,
-        progress=not args.no_progress,
-        directory=args.cache_dir,
-        refresh=args.refresh,
-        **overrides,
-    )
-    from curvlab.plotting.figures import write_figures
-
-    write_figures(result.runs, result.curves, {"effects": result.effects}, args.out)
-    for claim in result.claims:
-        if "checks" in claim:
-            print(
-                f"{claim['claim']:>14} {claim['verdict']:>12}  {claim['passed']} of "
-                f"{claim['n_checks']} checks",
-                file=sys.stderr,
-            )
-            continue
-        print(
-            f"{claim['claim']:>14} {claim['verdict']:>12}  effect {claim['effect']:+.4g} "
-            f"[{claim['ci_low']:+.4g}, {claim['ci_high']:+.4g}]  p {claim['p']:.3g}  "
-            f"mde80 {claim['mde_80']:.3g}",
-            file=sys.stderr,
-        )
-    print(f"wrote {args.out} in {result.meta['seconds']:.1f} s", file=sys.stderr)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` (default: sys.argv[1:]), run the study, write the CSV; the exit status."""
-    from curvlab.studies import write_csv
-
+    """Parse ``argv`` (default: sys.argv[1:]), run the study, write its result into ``--out``;
+    the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    study = STUDIES[args.command]
+    start = time.perf_counter()
     try:
-        if args.command == "reproduce":
-            _run_reproduce(args)
-            return 0
-        if args.command in ("pilot", "sweep"):
-            _run_pilot_or_sweep(args)
-            return 0
-        if args.command == "ensemble-benchmark":
-            from curvlab.studies.ensemble_benchmark import benchmark_ensemble
-
-            result = benchmark_ensemble(
-                seeds=args.seeds, d_model=args.d_model, epochs=args.epochs, device=args.device
-            )
-            print(json.dumps(result, indent=1))
-            return 0
-        from curvlab.studies import depth
-
-        records = depth.run_cli(args)
+        result = study.run(args)
     except ValueError as error:
         parser.error(str(error))
-    if args.out is not None:
-        path = write_csv(records, args.out)
-        print(f"wrote {len(records)} records to {path}", file=sys.stderr)
-    else:
-        print(f"{len(records)} records (use --out FILE.csv to write them)", file=sys.stderr)
+    seconds = time.perf_counter() - start
+    if args.out is None:
+        _say(f"{args.command}: done in {seconds:.1f} s (use --out DIR to write the result)")
+        return 0
+    study.write(result, args.out)
+    _say(f"wrote {args.out} ({', '.join(result.files()[k] for k in _written(result))})")
     return 0
+
+
+def _written(result) -> list[str]:
+    tables = ("runs", "curves", "claims", "effects", "correlations")
+    return [name for name in tables if getattr(result, name)] + ["meta"]
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
 """The depth study and its companions: the sheet measures, growth-law fits, Poole anchor and
 the structured regime."""
 
-import argparse
 import csv
 import math
 
@@ -210,12 +209,6 @@ def test_command_line_depth_study_writes_its_records(tmp_path, capsys):
     assert len(rows) == 2 * len(depth.REGIMES) * len(depth.DEPTH_MODELS)
     assert {row["phase"] for row in rows} == set(depth.PHASES)
     assert f"{len(rows)} records" in capsys.readouterr().out
-
-
-def test_command_line_rejects_a_bad_seed_count():
-    args = depth.add_depth_arguments(argparse.ArgumentParser()).parse_args(["--seeds", "0"])
-    with pytest.raises(ValueError, match="--seeds"):
-        depth.run_cli(args)
 
 
 def test_median_of_selects_by_fields_and_refuses_an_empty_selection():

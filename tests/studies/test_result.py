@@ -45,9 +45,9 @@ def test_a_result_round_trips_through_its_files_exactly(tmp_path):
 
 
 def test_a_study_without_some_tables_writes_only_what_it_has(tmp_path):
-    depth = StudyResult(runs=RUNS, meta={"scale": "small"}, runs_name="depth")
+    depth = StudyResult(runs=RUNS, meta={"scale": "small"}, names={"runs": "depth.csv"})
     assert {p.name for p in depth.write(tmp_path).values()} == {"depth.csv", "meta.json"}
-    again = StudyResult.read(tmp_path, runs_name="depth")
+    again = StudyResult.read(tmp_path, names={"runs": "depth.csv"})
     assert again == depth and again.claims == () and again.curves == ()
     with pytest.raises(ValueError, match="directory"):
         StudyResult.read(tmp_path / "nowhere")
@@ -62,5 +62,6 @@ def test_a_result_is_frozen_and_checks_its_fields():
         StudyResult(runs=[1, 2])
     with pytest.raises(TypeError, match="meta"):
         StudyResult(meta=[("a", 1)])
-    with pytest.raises(ValueError, match="runs_name"):
-        StudyResult(runs_name="../x")
+    for names in ({"runs": "../x.csv"}, {"runs": "x.json"}, {"table": "x.csv"}):
+        with pytest.raises(ValueError, match="names"):
+            StudyResult(names=names)

@@ -25,8 +25,8 @@ Grassmannian length L_G = ∫ κ ‖v‖ dθ (scale-free), Euclidean length L_E 
 The companions of this study live in their own modules: the growth-law fits in
 :mod:`curvlab.analysis.growth`, the structured regime in closed form in
 :mod:`curvlab.studies.graph_law`, Poole et al.'s random tanh anchor in
-:mod:`curvlab.studies.poole`.  ``python -m curvlab depth`` runs this study
-(:func:`add_depth_arguments`, :func:`run_cli`) and, with ``--poole-out``, the anchor.
+:mod:`curvlab.studies.poole`.  ``python -m curvlab depth --out DIR`` runs this study
+(DIR/depth.csv), ``python -m curvlab poole --out DIR`` the anchor (:mod:`curvlab.cli`).
 
 The protocol (models, task, widths, optimiser, epochs, grids, probes) is this library's own:
 the paper's settings are not known.  :data:`SCALES` holds three sizes; ``small`` (depths 1, 2,
@@ -37,7 +37,6 @@ one imports.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -51,9 +50,7 @@ from curvlab.models.attention import VARIANTS, build_classifier, representation_
 from curvlab.models.sheets import representation_curvature, sheet_curvature
 from curvlab.models.tasks import TASKS, make_task
 from curvlab.models.training import evaluate, fit, resolve_device
-from curvlab.studies import write_csv
 from curvlab.studies.cache import cached
-from curvlab.studies.poole import poole_study
 from curvlab.studies.protocol import study_config
 
 __all__ = [
@@ -62,13 +59,10 @@ __all__ = [
     "PROBES",
     "REGIMES",
     "SCALES",
-    "add_cli_arguments",
-    "add_depth_arguments",
     "depth_config",
     "depth_study",
     "growth_laws",  # re-exported: the chapters read the study and its law from one place
     "probe_lengths",
-    "run_cli",
     "run_depth",
     "sheet_curvature",  # re-exported from curvlab.models.sheets, likewise
 ]
@@ -302,75 +296,4 @@ def depth_study(
         run_config = {**base, "regime": regime, "model": model, "depth": depth, "seed": seed}
         run_config["device"] = device
         records.extend(run_depth(run_config, directory=directory, refresh=refresh))
-    return records
-
-
-# ---------------------------------------------------------------------------------------------
-# command line: python -m curvlab depth
-
-
-def add_depth_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the depth study's own options to ``parser`` (the ``depth`` subcommand).
-
-    ``python -m curvlab depth`` adds the common options (``--scale``, ``--out``, ``--device``,
-    ``--cache-dir``, ``--refresh``, ``--no-progress``) itself; these are the study's: ``--seeds``
-    (how many, 0..n−1), ``--depths`` and ``--poole-out`` (a CSV for the Poole anchor).
-
-    >>> args = add_depth_arguments(argparse.ArgumentParser()).parse_args(["--seeds", "2"])
-    >>> args.seeds, args.depths, args.poole_out
-    (2, None, None)
-    """
-    parser.add_argument("--seeds", type=int, default=None, help="number of seeds (0..n-1)")
-    parser.add_argument(
-        "--depths", type=int, nargs="+", default=None, help="depths L (default: the scale's)"
-    )
-    parser.add_argument("--poole-out", default=None, help="CSV of the Poole anchor's records")
-    return parser
-
-
-add_cli_arguments = add_depth_arguments
-
-
-def run_cli(args: argparse.Namespace) -> list[dict]:
-    """Run the depth study from parsed arguments, print its growth laws, return its records.
-
-    Reads ``scale``, ``seeds``, ``depths``, ``device``, ``cache_dir``, ``refresh``,
-    ``no_progress`` and ``poole_out`` from ``args`` (missing ones take their defaults); the
-    caller writes the records (``python -m curvlab depth --out FILE.csv``).
-    """
-    option = vars(args).get
-    overrides = {}
-    if option("seeds") is not None:
-        if option("seeds") < 1:
-            raise ValueError(f"--seeds: expected a positive integer, got {option('seeds')}")
-        overrides["seeds"] = list(range(option("seeds")))
-    if option("depths") is not None:
-        overrides["depths"] = list(option("depths"))
-    scale, directory, refresh = (
-        option("scale") or "small",
-        option("cache_dir"),
-        bool(option("refresh")),
-    )
-    start = time.perf_counter()
-    records = depth_study(
-        scale,
-        directory=directory,
-        refresh=refresh,
-        progress=not option("no_progress"),
-        device=option("device"),
-        **overrides,
-    )
-    for row in growth_laws(records):
-        if row["flat"] or row["exponent"] is None:
-            law = "flat" if row["flat"] else "no fit (one depth)"
-        else:
-            law = f"L^{row['exponent']:.2f} (r² {row['r_squared']:.2f})"
-        means = ", ".join(f"{m:.3g}" for m in row["means"])
-        print(f"{row['regime']:>10} {row['model']:>15} {row['phase']:>7}: ∫|K|dA {law}; {means}")
-    if option("poole_out"):
-        poole_seeds = {"poole_seeds": overrides["seeds"]} if "seeds" in overrides else {}
-        poole = poole_study(scale, directory=directory, refresh=refresh, **poole_seeds)
-        write_csv(poole, option("poole_out"))
-        print(f"{len(poole)} Poole anchor records -> {option('poole_out')}")
-    print(f"{len(records)} records, wall time {time.perf_counter() - start:.1f} s")
     return records

@@ -3,12 +3,16 @@
 A :class:`StudyResult` holds a study's tidy tables, each a tuple of flat records, and its
 ``meta`` (a JSON object).  A study fills what it has; the rest stays empty::
 
-    runs           one record per trained model or measured run   <runs_name>.csv
+    runs           one record per trained model or measured run   runs.csv
     curves         loss curves, one row per (run, epoch)          loss_curves.csv
     claims         one record per claim, with its verdict         claims.json
     effects        per-task paired differences                    effects.csv
     correlations   correlation records                            correlations.json
     meta           configuration, code version, timings           meta.json
+
+A study may name its files otherwise (``names``: the depth study writes its runs to
+``depth.csv``, the pilot its per-budget summary, its curves, to ``pilot_summary.csv``); the
+records of one table share their keys.
 
 :meth:`StudyResult.write` writes the nonempty tables and ``meta.json`` into a folder;
 :meth:`StudyResult.read` reads them back into an equal result.  A CSV cell is read back as
@@ -28,8 +32,15 @@ from curvlab.studies import write_csv
 
 __all__ = ["StudyResult"]
 
-_CSV = {"curves": "loss_curves.csv", "effects": "effects.csv"}
-_JSON = {"claims": "claims.json", "correlations": "correlations.json"}
+_FILES = {
+    "runs": "runs.csv",
+    "curves": "loss_curves.csv",
+    "claims": "claims.json",
+    "effects": "effects.csv",
+    "correlations": "correlations.json",
+    "meta": "meta.json",
+}
+_JSON = ("claims", "correlations")
 _TABLES = ("runs", "curves", "claims", "effects", "correlations")
 
 
@@ -59,6 +70,10 @@ def _read_csv(path: Path) -> tuple[dict, ...]:
         return tuple({k: _cell(v) for k, v in row.items()} for row in csv.DictReader(handle))
 
 
+def _plain(stem: str) -> bool:
+    return all(c.isalnum() or c in "-_" for c in stem)
+
+
 def _write_json(value, path: Path) -> Path:
     path.write_text(json.dumps(value, indent=1, allow_nan=False) + "\n", encoding="utf-8")
     return path
@@ -66,9 +81,8 @@ def _write_json(value, path: Path) -> Path:
 
 @dataclass(frozen=True)
 class StudyResult:
-    """A study's results (module docstring): tables of records, ``meta``, and the stem of the
-    runs table's file (``runs_name``: ``runs`` for the reproduction, ``depth`` for the depth
-    study, ...).
+    """A study's results (module docstring): tables of records, ``meta``, and ``names``, the
+    file names that differ from the defaults, by field (``{"runs": "depth.csv"}``).
 
     >>> import tempfile
     >>> result = StudyResult(runs=[{"seed": 0, "accuracy": 0.75, "converged": True}],
@@ -86,7 +100,7 @@ class StudyResult:
     effects: tuple[dict, ...] = ()
     correlations: tuple[dict, ...] = ()
     meta: dict = field(default_factory=dict)
-    runs_name: str = "runs"
+    names: dict = field(default_factory=dict)
 
     def __post_init__(self):
         for name in _TABLES:
@@ -94,12 +108,18 @@ class StudyResult:
         if not isinstance(self.meta, Mapping):
             raise TypeError(f"meta: expected a mapping, got {type(self.meta).__name__}")
         object.__setattr__(self, "meta", dict(self.meta))
-        if not self.runs_name or not all(c.isalnum() or c in "-_" for c in self.runs_name):
-            raise ValueError(f"runs_name: expected a file stem, got {self.runs_name!r}")
+        object.__setattr__(self, "names", dict(self.names))
+        for key, name in self.names.items():
+            if key not in _FILES:
+                raise ValueError(f"names: expected keys from {tuple(_FILES)}, got {key!r}")
+            suffix = "." + _FILES[key].rpartition(".")[2]
+            stem = name.removesuffix(suffix) if isinstance(name, str) else ""
+            if not stem or stem == name or not _plain(stem):
+                raise ValueError(f"names: expected a plain file name *{suffix}, got {name!r}")
 
     def files(self) -> dict[str, str]:
         """The file name of each table (whether or not it is empty), and of ``meta``."""
-        return {"runs": f"{self.runs_name}.csv", **_CSV, **_JSON, "meta": "meta.json"}
+        return {**_FILES, **self.names}
 
     def write(self, directory) -> dict[str, Path]:
         """Write the nonempty tables and ``meta.json`` into ``directory`` (created if need be);
@@ -119,24 +139,26 @@ class StudyResult:
         return paths
 
     @classmethod
-    def read(cls, directory, runs_name: str = "runs") -> StudyResult:
-        """The result written into ``directory`` by :meth:`write` (a missing table is empty)."""
+    def read(cls, directory, names: Mapping[str, str] | None = None) -> StudyResult:
+        """The result written into ``directory`` by :meth:`write` with these ``names`` (a
+        missing table is empty)."""
         directory = Path(directory)
-        names = cls(runs_name=runs_name).files()
-        if not (directory / names["meta"]).is_file():
-            raise ValueError(f"directory: no {names['meta']} in {directory}")
+        names = dict(names or {})
+        files = cls(names=names).files()
+        if not (directory / files["meta"]).is_file():
+            raise ValueError(f"directory: no {files['meta']} in {directory}")
         tables = {}
         for name in _TABLES:
-            path = directory / names[name]
+            path = directory / files[name]
             if not path.is_file():
                 continue
             if name in _JSON:
                 tables[name] = json.loads(path.read_text(encoding="utf-8"))
             else:
                 tables[name] = _read_csv(path)
-        meta = json.loads((directory / names["meta"]).read_text(encoding="utf-8"))
-        return cls(**tables, meta=meta, runs_name=runs_name)
+        meta = json.loads((directory / files["meta"]).read_text(encoding="utf-8"))
+        return cls(**tables, meta=meta, names=names)
 
     def __repr__(self) -> str:
         sizes = ", ".join(f"{f.name}={len(getattr(self, f.name))}" for f in fields(self)[:5])
-        return f"StudyResult({sizes}, meta keys {sorted(self.meta)}, runs_name={self.runs_name!r})"
+        return f"StudyResult({sizes}, meta keys {sorted(self.meta)}, names={self.names!r})"
