@@ -66,4 +66,4 @@ def test_reproduce_subcommand_writes_runs_and_claims(tmp_path):
     with (out / "runs.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 2 * 3 * len(VARIANTS)
-    assert (out / "claims.json").is_file() and (out / "forest.png").is_file()
+    assert (out / "claims.json").is_file() and (out / "task_effects.png").is_file()

@@ -174,7 +174,7 @@ def _run_reproduce(args) -> None:
         refresh=args.refresh,
         **overrides,
     )
-    from curvlab.plotting.figures import write_figures
+    from curvlab.plotting import write_figures
 
     write_figures(result["runs"], result["loss_curves"], result["analysis"], args.out)
     for claim in result["claims"]:
