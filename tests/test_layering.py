@@ -4,7 +4,7 @@
    piece is a public function of a named module, or it is not shared.
 2. A layer imports only its own layer and those below it:
 
-       symbolic < engine < models and tasks < experiments < classroom < site
+       symbolic < engine < models and tasks < experiments < site
 
 Imports are read with ``ast`` (module-level and function-level alike), relative imports are
 resolved against the importing module's package.
@@ -36,12 +36,11 @@ LAYERS = {
     "curvlab.stats": 2,
     "curvlab.experiments": 3,
     "curvlab.benchmark": 3,
-    "curvlab.classroom": 4,
-    "curvlab.plotting": 5,
-    "curvlab.widgets": 5,
-    "curvlab.__main__": 5,
+    "curvlab.plotting": 4,
+    "curvlab.widgets": 4,
+    "curvlab.__main__": 4,
 }
-LAYER_NAMES = ("symbolic", "engine", "models and tasks", "experiments", "classroom", "site")
+LAYER_NAMES = ("symbolic", "engine", "models and tasks", "experiments", "site")
 
 # Known violations waiting for the Part II change (experiments/ and __main__ are reshaped
 # there); each entry is (importing module, imported module, name or None).  Empty today: add

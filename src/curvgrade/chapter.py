@@ -6,7 +6,7 @@
 - ``solution``  the answer cells, ``:exercise: <label> answer``, inside the exercise's
   ``solution-start``/``solution-end`` span;
 - ``check``     check cells, ``:exercise: <label> check (<n> points)``, or ``hidden check``
-  (see :mod:`curvlab.classroom.markup` for the format).
+  (see :mod:`curvgrade.markup` for the format).
 
 Every rule of the format is validated; all problems are reported at once in a
 :class:`ChapterFormatError` that names the chapter, the cell (its number and its line in the
@@ -98,7 +98,7 @@ class ChapterFormatError(ValueError):
 
 @dataclass(frozen=True)
 class Check(CheckSpec):
-    """One check cell of a chapter: a :class:`~curvlab.classroom.bundle.CheckSpec` and the
+    """One check cell of a chapter: a :class:`~curvgrade.bundle.CheckSpec` and the
     index of its cell in the chapter notebook (``number`` counts 1, 2, ... in source order
     within the exercise)."""
 
@@ -266,7 +266,7 @@ def read_chapter(path: str | Path) -> Chapter:
     >>> read_chapter(broken)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    curvlab.classroom.chapter.ChapterFormatError: ...broken.md: 2 exercise-format problem(s):
+    curvgrade.chapter.ChapterFormatError: ...broken.md: 2 exercise-format problem(s):
       - cell 4 (line 30 of ...): ':exercise: ex-tiny-two check (one point)' is not one of ...
       - cell 1 (line 8 of ...): exercise 'ex-tiny-two' states 'Points: 3' but its checks are ...
     """

@@ -67,8 +67,8 @@ def write_scores(bundle: Bundle, results: list[SubmissionResult], path: str | Pa
     """Write ``scores.csv`` at ``path``, ``<stem>-checks.csv`` and ``summary.csv`` beside it.
 
     >>> import tempfile
-    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
-    >>> from curvlab.classroom.editions import autograder_bundle
+    >>> from curvgrade.chapter import read_chapter, write_example_chapter
+    >>> from curvgrade.editions import autograder_bundle
     >>> folder = Path(tempfile.mkdtemp())
     >>> bundle = autograder_bundle(read_chapter(write_example_chapter(folder)))
     >>> result = SubmissionResult("alice", folder / "alice.ipynb")
@@ -167,8 +167,8 @@ def feedback_markdown(bundle: Bundle, result: SubmissionResult) -> str:
     """Readable feedback for one student: score, then each exercise's checks.
 
     >>> import tempfile
-    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
-    >>> from curvlab.classroom.editions import autograder_bundle
+    >>> from curvgrade.chapter import read_chapter, write_example_chapter
+    >>> from curvgrade.editions import autograder_bundle
     >>> bundle = autograder_bundle(read_chapter(write_example_chapter(tempfile.mkdtemp())))
     >>> result = SubmissionResult("alice", Path("alice.ipynb"))
     >>> result.checks = [
