@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 export JUPYTER_PATH := $(abspath $(VENV))/share/jupyter
 # The browser the site tests drive (tests/test_site.py reads the same variable).
 export CURVLAB_CHROMIUM ?= /usr/bin/chromium
-LINTED := src tests tools book/_ext
+LINTED := src tests tools book/_ext conftest.py
 BOOK_SOURCES := _config.yml _toc.yml $(shell find book src -type f \( -name '*.md' -o -name '*.py' -o -name '*.bib' -o -name '*.yml' -o -name '*.css' -o -name '*.js' -o -name '*.svg' -o -name '*.json' \) -not -path '*/__pycache__/*' -not -path '*/node_modules/*' -not -path 'book/_static/vendor/*' 2>/dev/null)
 VENDOR_NPM := book/_vendor
 VENDOR_OUT := book/_static/vendor

@@ -16,6 +16,9 @@ and their checks, every code cell of an exercise marked by one ``:exercise:`` me
 - :mod:`~curvgrade.grading`   :func:`grade_notebook`: one submission, end to end
 - :mod:`~curvgrade.reports`   gradebook, per-check table, summary, feedback
 - :mod:`~curvgrade.cli`       ``python -m curvgrade validate|student|grade``
+
+The doctests read a one-exercise chapter through ``example_chapter(folder)``, which copies
+tests/curvgrade/fixtures/tiny.md into ``folder`` (the repository's conftest.py).
 """
 
 from .bundle import Bundle, CheckSpec, ExerciseSpec

@@ -27,64 +27,6 @@ import nbformat
 from . import markup
 from .bundle import CheckSpec
 
-EXAMPLE_CHAPTER = """\
----
-kernelspec:
-  display_name: Python 3 (curvlab)
-  language: python
-  name: python3
----
-
-# A tiny chapter
-
-::::{exercise} Two
-:label: ex-tiny-two
-
-Define `two`, the integer 1 + 1. Points: 3.
-::::
-
-::::{solution-start} ex-tiny-two
-:class: dropdown
-::::
-
-```{code-cell} ipython3
-:exercise: ex-tiny-two answer
-two = 1 + 1
-```
-
-::::{solution-end}
-::::
-
-```{code-cell} ipython3
-:exercise: ex-tiny-two check (1 point)
-# two is an int
-assert isinstance(two, int)
-```
-
-```{code-cell} ipython3
-:exercise: ex-tiny-two hidden check (2 points)
-:tags: [remove-cell]
-# two is 2
-assert two == 2
-```
-"""
-"""The smallest chapter in the exercise format: one exercise, one public and one hidden check.
-
-The doctests of this package read it; ``write_example_chapter`` writes it to a file.
-"""
-
-
-def write_example_chapter(folder: str | Path) -> Path:
-    """Write :data:`EXAMPLE_CHAPTER` to ``folder/tiny.md`` and return the path.
-
-    >>> import tempfile
-    >>> write_example_chapter(tempfile.mkdtemp()).name
-    'tiny.md'
-    """
-    path = Path(folder) / "tiny.md"
-    path.write_text(EXAMPLE_CHAPTER, encoding="utf-8")
-    return path
-
 
 class ChapterFormatError(ValueError):
     """A chapter does not follow the exercise format; ``problems`` lists every violation."""
@@ -258,11 +200,11 @@ def read_chapter(path: str | Path) -> Chapter:
     markup of earlier versions (tags ``solution``/``check``/``hidden``, ``# check`` headers).
 
     >>> import tempfile
-    >>> chapter = read_chapter(write_example_chapter(tempfile.mkdtemp()))
+    >>> chapter = read_chapter(example_chapter(tempfile.mkdtemp()))
     >>> [(e.label, e.points, e.public_points, len(e.checks)) for e in chapter.exercises]
     [('ex-tiny-two', 3, 1, 2)]
     >>> broken = chapter.path.with_name("broken.md")
-    >>> _ = broken.write_text(EXAMPLE_CHAPTER.replace("(1 point)", "(one point)"))
+    >>> _ = broken.write_text(chapter.path.read_text().replace("(1 point)", "(one point)"))
     >>> read_chapter(broken)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...

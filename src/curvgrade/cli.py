@@ -283,8 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status.
 
     >>> import tempfile
-    >>> from curvgrade.chapter import write_example_chapter
-    >>> main(["validate", str(write_example_chapter(tempfile.mkdtemp()))])  # doctest: +ELLIPSIS
+    >>> main(["validate", str(example_chapter(tempfile.mkdtemp()))])  # doctest: +ELLIPSIS
     /.../tiny.md: 1 exercises, 1 graded, 2 checks (1 hidden), 3 points
       ex-tiny-two: 3 points (1 public), 2 checks
     0

@@ -312,10 +312,10 @@ def grade_notebook(
     ``unsafe`` is true. A file that is not a notebook is reported, and scores nothing:
 
     >>> import tempfile
-    >>> from curvgrade.chapter import read_chapter, write_example_chapter
+    >>> from curvgrade.chapter import read_chapter
     >>> from curvgrade.editions import autograder_bundle
     >>> folder = Path(tempfile.mkdtemp())
-    >>> bundle = autograder_bundle(read_chapter(write_example_chapter(folder)))
+    >>> bundle = autograder_bundle(read_chapter(example_chapter(folder)))
     >>> _ = (folder / "alice.ipynb").write_text("{not json")
     >>> result = grade_notebook(bundle, folder / "alice.ipynb", unsafe=True)
     >>> result.student, result.status, result.total

@@ -26,8 +26,7 @@ def student_markdown(path: str | Path) -> str:
     """The chapter at ``path`` as MyST Markdown without solutions or hidden checks.
 
     >>> import tempfile
-    >>> from curvgrade.chapter import write_example_chapter
-    >>> text = student_markdown(write_example_chapter(tempfile.mkdtemp()))
+    >>> text = student_markdown(example_chapter(tempfile.mkdtemp()))
     >>> "two = 1 + 1" in text, "two is an int" in text, "two == 2" in text, "solution" in text
     (False, True, False, False)
     """
