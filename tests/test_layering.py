@@ -6,6 +6,8 @@
 
        symbolic < engine < models and tasks < experiments < site
 
+3. ``curvlab`` and the grader beside it, ``src/curvgrade``, import nothing of each other.
+
 Imports are read with ``ast`` (module-level and function-level alike), relative imports are
 resolved against the importing module's package.
 """
@@ -137,3 +139,25 @@ def test_the_checker_catches_both_kinds_of_breach():
 def test_pending_exceptions_name_real_modules():
     for importer, target, _ in PENDING:
         assert layer_of(importer) is not None and layer_of(target) is not None
+
+
+def imported_packages(path: Path) -> set[str]:
+    """The top-level packages ``path`` imports by absolute name (relative imports stay home)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+GRADER_MODULES = sorted(SOURCE.joinpath("curvgrade").rglob("*.py"))
+
+
+def test_the_library_and_the_grader_import_nothing_of_each_other():
+    assert GRADER_MODULES, "the grader is the package src/curvgrade"
+    library_to_grader = [p for p in MODULES if "curvgrade" in imported_packages(p)]
+    grader_to_library = [p for p in GRADER_MODULES if "curvlab" in imported_packages(p)]
+    assert library_to_grader == [], "curvlab must not import the grader"
+    assert grader_to_library == [], "curvgrade locates curvlab (sandbox.LIBRARIES), not imports it"
