@@ -191,6 +191,12 @@ def test_which_chapters_depend_on_the_library(tmp_path, source, imports):
     assert site._imports_library(chapter, ["curvlab"]) is imports
 
 
+def test_a_chapter_running_the_grader_depends_on_the_library(tmp_path):
+    chapter = tmp_path / "chapter.md"
+    chapter.write_text("from curvgrade import read_chapter\n", encoding="utf-8")
+    assert site._imports_library(chapter, site.DEFAULT_LIBRARY_MODULES)
+
+
 def _theme_options(url: str) -> dict:
     config = SimpleNamespace(
         html_theme_options={
