@@ -24,7 +24,7 @@ from curvgrade.cli import main, toc_chapters
 from curvgrade.editions import instructor_notebook, leaked_solution_lines
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sphere-demo.md"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _mutated(tmp_path: Path, *replacements: tuple[str, str]) -> Path:

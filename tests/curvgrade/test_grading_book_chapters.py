@@ -30,7 +30,7 @@ pytestmark = [
     ),
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "fixtures"
 CHAPTERS = [
     ROOT / "book" / "geometry" / "fisher-rao.md",
