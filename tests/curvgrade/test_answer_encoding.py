@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from curvlab.classroom.answers import AnswerError, decode, encode, parse_srepr
+from curvgrade.answers import AnswerError, decode, encode, parse_srepr
 
 x, y = sp.symbols("x y", positive=True)
 ATOMS = [x, y, sp.Integer(3), sp.Rational(1, 2), sp.pi, sp.Float(0.25)]
