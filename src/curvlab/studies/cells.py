@@ -1,7 +1,8 @@
 """One cell of the Part II study: all tasks × seeds of one (model, depth), trained at once.
 
 :func:`run_cell` (cached) builds every member of a cell, trains them as one vectorised ensemble
-(:func:`curvlab.models.ensemble.train_ensemble`, full-batch Adam), then measures each
+(:func:`curvlab.models.ensemble.train_ensemble`, full-batch Adam, the ``nn.Module`` under
+``vmap``), then measures each
 member in float64: test accuracy and loss, ∫|K| dA over the data region, ρ₀ and ρ⊥ at test
 points along random unit directions (:mod:`curvlab.models.sheets`).  The measures are
 also taken at the start t₀ of the last window of epochs, from a snapshot of the weights, and
@@ -48,6 +49,7 @@ __all__ = [
 ]
 
 CODE_MODULES: tuple[str, ...] = (
+    "curvlab.geometry.gauss_equation",
     "curvlab.models.attention",
     "curvlab.models.tasks",
     "curvlab.models.training",

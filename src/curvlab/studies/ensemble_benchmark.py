@@ -2,10 +2,11 @@
 
 :func:`benchmark_ensemble` (also ``python -m curvlab ensemble-benchmark``) trains the same
 ``seeds`` classifiers three ways, by :func:`curvlab.models.ensemble.train_loop` (one model
-at a time), by the ``vmap`` ensemble and by the hand-batched ``einsum`` ensemble, and reports
-the wall times and the ratios loop / ensemble.  All three run on one ``device`` (the CPU by
-default; ``"cuda"`` measures the same comparison on a GPU, each timing closed by a
-synchronisation), so the ratio compares like with like.
+at a time), by the ``vmap`` ensemble (the ``nn.Module`` itself, the default and the pass every
+measurement uses) and by the hand-batched ``einsum`` ensemble (an opt-in training
+optimisation), and reports the wall times and the ratios loop / ensemble.  All three run on
+one ``device`` (the CPU by default; ``"cuda"`` measures the same comparison on a GPU, each
+timing closed by a synchronisation), so the ratio compares like with like.
 """
 
 from __future__ import annotations
