@@ -18,7 +18,7 @@ import torch
 from curvlab.models.attention import build_classifier
 from curvlab.models.ensemble import BACKENDS, stack, train_ensemble, train_loop
 from curvlab.models.tasks import make_task
-from curvlab.studies.cells import resolve_device
+from curvlab.models.training import resolve_device
 
 __all__ = ["benchmark_ensemble"]
 
@@ -54,7 +54,7 @@ def benchmark_ensemble(
     device = resolve_device(device)
 
     def synchronise():
-        if device == "cuda":
+        if device.startswith("cuda"):
             torch.cuda.synchronize()
 
     data = [make_task(task, n_train=n_train, n_test=1, seed=s) for s in range(seeds)]
