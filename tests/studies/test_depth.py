@@ -212,6 +212,19 @@ def test_command_line_depth_study_writes_its_records(tmp_path, capsys):
     assert f"{len(rows)} records" in capsys.readouterr().out
 
 
+def test_command_line_depth_study_accepts_device_auto(tmp_path, monkeypatch, tiny_depth):
+    from curvlab.cli import main
+
+    tiny = {k: v for k, v in tiny_depth.items() if k not in ("device", "seeds", "depths")}
+    tiny |= {"regimes": ["generic"], "models": ["ungated"]}
+    monkeypatch.setitem(depth.SCALES, "small", {**depth.SCALES["small"], **tiny})
+    out = tmp_path / "depth.csv"
+    argv = ["depth", "--seeds", "1", "--depths", "1", "--out", str(out), "--device", "auto"]
+    assert main([*argv, "--cache-dir", str(tmp_path), "--no-progress"]) == 0
+    with out.open() as handle:
+        assert len(list(csv.DictReader(handle))) == len(depth.PHASES)
+
+
 def test_command_line_rejects_a_bad_seed_count():
     args = depth.add_depth_arguments(argparse.ArgumentParser()).parse_args(["--seeds", "0"])
     with pytest.raises(ValueError, match="--seeds"):
