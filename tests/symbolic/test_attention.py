@@ -344,3 +344,25 @@ def test_diffgeom_reference_agrees_and_times_out():
     assert not slow.finished and slow.components is None and slow.seconds == 0.2
     with pytest.raises(ValueError, match="timeout"):
         diffgeom_riemann_timed(g, [theta, phi], timeout=0)
+
+
+def test_headwise_gate_curvature_has_the_sign_of_the_hessian_of_its_reciprocal():
+    """The perspective lemma: K = G det(Hess phi) / (phi^8 det(g)^2), phi = 1/gamma."""
+    mu, (u, v) = ungated_mean_weight_chart(sp.Matrix([[1, 0, 0], [0, 1, 0], [1, 1, 1]]))
+    phi = 1 + u**2 + u * v + 2 * v**2  # a convex reciprocal gate: K > 0
+    g = pullback_metric(headwise_gated_mean(mu, 1 / phi), [u, v])
+    hessian = sp.hessian(phi, (u, v))
+    det = lambda m: m[0, 0] * m[1, 1] - m[0, 1] * m[1, 0]  # noqa: E731
+    expected = det(hessian) / (phi**8 * det(g) ** 2)  # G = det[p, e1, e2]^2 = 1
+    K = gaussian_curvature(g, [u, v])
+    point = {u: sp.Rational(1, 3), v: sp.Rational(1, 5)}
+    assert sp.nsimplify(K.subs(point) - expected.subs(point)) == 0 and K.subs(point) > 0
+
+
+def test_four_value_slice_has_the_sign_fixed_by_the_keys():
+    """One key inside the triangle of the others: K > 0 on the whole ungated slice."""
+    values = sp.eye(3).row_join(sp.zeros(3, 1))
+    mu, t = input_attention_mean(values, [[1, 0], [0, 1], [-1, -1], [0, 0]])
+    K = sp.factor(gaussian_curvature(pullback_metric(mu, t), t))
+    for part in sp.fraction(K):
+        assert all(c > 0 for c in sp.Poly(part, *t).coeffs())
