@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 export JUPYTER_PATH := $(abspath $(VENV))/share/jupyter
 # The browser the site tests drive (tests/test_site.py reads the same variable).
 export CURVLAB_CHROMIUM ?= /usr/bin/chromium
-LINTED := src tests tools book/_ext
+LINTED := src tests tools book/_ext conftest.py
 BOOK_SOURCES := _config.yml _toc.yml $(shell find book src -type f \( -name '*.md' -o -name '*.py' -o -name '*.bib' -o -name '*.yml' -o -name '*.css' -o -name '*.js' -o -name '*.svg' -o -name '*.json' \) -not -path '*/__pycache__/*' -not -path '*/node_modules/*' -not -path 'book/_static/vendor/*' 2>/dev/null)
 VENDOR_NPM := book/_vendor
 VENDOR_OUT := book/_static/vendor
@@ -171,8 +171,8 @@ clean:
 #   make book-student  the site without solutions or hidden checks, from stripped sources with
 #                      execution off (seconds, not a second executed build): _build/student/_build/html
 #   make test-classroom  the classroom tests only (fixture chapter, attack suite, two real chapters)
-#   Grading your own class: see book/instructors.md, or `python -m curvlab.classroom grade -h`.
-CLASSROOM_DEMO := tests/fixtures/classroom/sphere-demo.md
+#   Grading your own class: see book/instructors.md, or `python -m curvgrade grade -h`.
+CLASSROOM_DEMO := tests/curvgrade/fixtures/sphere-demo.md
 CLASSROOM_OUT := artifacts/classroom
 STUDENT_SRC := _build/student-src
 STUDENT_SITE := _build/student/_build/html
@@ -180,29 +180,27 @@ STUDENT_SITE := _build/student/_build/html
 .PHONY: editions grade-demo test-classroom book-student
 
 editions: $(STAMP)
-	$(BIN)/python -m curvlab.classroom student --all --out editions
+	$(BIN)/python -m curvgrade student --all --out editions
 
 grade-demo: $(STAMP)
 	rm -rf $(CLASSROOM_OUT)
-	$(BIN)/python -m curvlab.classroom student $(CLASSROOM_DEMO) --out $(CLASSROOM_OUT)/editions
-	$(BIN)/python tests/fixtures/classroom/sample_submissions.py \
+	$(BIN)/python -m curvgrade student $(CLASSROOM_DEMO) --out $(CLASSROOM_OUT)/editions
+	$(BIN)/python tests/curvgrade/fixtures/sample_submissions.py \
 	  $(CLASSROOM_OUT)/editions/student/sphere-demo.ipynb $(CLASSROOM_OUT)/submissions
 	cp $(CLASSROOM_OUT)/editions/instructor/sphere-demo.ipynb $(CLASSROOM_OUT)/submissions/instructor.ipynb
-	$(BIN)/python -m curvlab.classroom grade \
+	$(BIN)/python -m curvgrade grade \
 	  --chapter $(CLASSROOM_OUT)/editions/autograder/sphere-demo.json \
 	  --submissions $(CLASSROOM_OUT)/submissions --out $(CLASSROOM_OUT)/grades/scores.csv \
 	  --timeout 60 --cell-timeout 10 --jobs 2
 	@echo "gradebook: $(CLASSROOM_OUT)/grades/scores.csv (also -checks.csv, summary.csv, feedback/)"
 
 $(STUDENT_SITE)/index.html: $(STAMP) $(BOOK_SOURCES) $(VENDOR_STAMP)
-	$(BIN)/python -m curvlab.classroom.site $(STUDENT_SRC)
+	$(BIN)/python -m curvgrade.site $(STUDENT_SRC)
 	$(BIN)/jupyter-book build $(STUDENT_SRC) --path-output _build/student
 	touch $@
 
 book-student: $(STUDENT_SITE)/index.html
 
 test-classroom: $(STAMP)
-	$(BIN)/python -m pytest --doctest-modules src/curvlab/classroom tests/test_classroom.py \
-	  tests/test_classroom_answers.py tests/test_classroom_grading.py \
-	  tests/test_classroom_chapters.py
+	$(BIN)/python -m pytest --doctest-modules src/curvgrade tests/curvgrade
 # --- classroom (end) ---

@@ -260,6 +260,21 @@ def test_library_digest_follows_sources_and_pins_but_not_byte_code(tmp_path):
     assert site.library_digest(tmp_path, paths) != third
 
 
+def test_the_grader_beside_the_library_is_outside_its_digest(tmp_path):
+    assert (REPOSITORY / "src" / "curvgrade").is_dir()
+    paths = site.DEFAULT_LIBRARY_PATHS
+    assert not any("src/curvgrade/cli.py".startswith(path) for path in paths)
+    for name in ("src/curvlab/__init__.py", "src/curvgrade/__init__.py", "pyproject.toml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("X = 1\n", encoding="utf-8")
+    first = site.library_digest(tmp_path, paths)
+    (tmp_path / "src" / "curvgrade" / "__init__.py").write_text("X = 2\n", encoding="utf-8")
+    (tmp_path / "src" / "curvgrade" / "cli.py").write_text("", encoding="utf-8")
+    assert site.library_digest(tmp_path, paths) == first, "a grader edit re-executes no chapter"
+    (tmp_path / "src" / "curvlab" / "__init__.py").write_text("X = 2\n", encoding="utf-8")
+    assert site.library_digest(tmp_path, paths) != first
+
+
 @pytest.mark.parametrize(
     ("source", "imports"),
     [
@@ -275,6 +290,12 @@ def test_which_chapters_depend_on_the_library(tmp_path, source, imports):
     chapter = tmp_path / "chapter.md"
     chapter.write_text(source, encoding="utf-8")
     assert site._imports_library(chapter, ["curvlab"]) is imports
+
+
+def test_a_chapter_running_the_grader_depends_on_the_library(tmp_path):
+    chapter = tmp_path / "chapter.md"
+    chapter.write_text("from curvgrade import read_chapter\n", encoding="utf-8")
+    assert site._imports_library(chapter, site.DEFAULT_LIBRARY_MODULES)
 
 
 def _theme_options(url: str) -> dict:

@@ -126,7 +126,7 @@ def test_reproduce_subcommand_writes_runs_and_claims(tmp_path, monkeypatch):
     with (out / "runs.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 2 * 3 * len(VARIANTS)
-    assert (out / "claims.json").is_file() and (out / "forest.png").is_file()
+    assert (out / "claims.json").is_file() and (out / "task_effects.png").is_file()
     claims = json.loads((out / "claims.json").read_text())
     assert claims[0] == geometric[0] and {"E1-sheet", "E3"} <= {c["claim"] for c in claims}
     assert StudyResult.read(out).claims == tuple(claims)

@@ -5,7 +5,8 @@ A module's layer is its folder: ``curvlab/<folder>/...`` belongs to the layer na
 
     symbolic < geometry < models < analysis < studies < plotting < cli
 
-(top-level modules: ``curvlab.curvature`` re-exports the geometry layer's public API,
+``curvlab`` and the grader beside it, ``src/curvgrade``, import nothing of each other.
+(Top-level modules: ``curvlab.curvature`` re-exports the geometry layer's public API,
 ``curvlab.cli`` and ``curvlab.__main__`` are the command line, the package ``__init__`` imports
 nothing).  Three rules:
 
@@ -37,7 +38,6 @@ LAYER_ORDER = (
     "studies",
     "plotting",
     "cli",
-    "classroom",
 )
 TOP_LEVEL = {"curvlab": "symbolic", "curvlab.curvature": "geometry", "curvlab.__main__": "cli"}
 
@@ -182,14 +182,36 @@ def test_the_checker_catches_each_kind_of_breach():
 
 def test_a_module_outside_the_layer_folders_has_no_layer():
     assert layer_of("curvlab.experiments.cells") is None
-    assert layer_of("curvlab.curvature") == LAYER_ORDER.index("geometry")
+    assert layer_of("curvlab.geometry.curvature") == LAYER_ORDER.index("geometry")
     assert layer_of("curvlab.curvature") == LAYER_ORDER.index("geometry")
 
 
 @pytest.mark.parametrize(
     "path",
-    [p for p in MODULES if not {"symbolic", "classroom"} & set(p.relative_to(PACKAGE).parts)],
+    [p for p in MODULES if "symbolic" not in p.relative_to(PACKAGE).parts],
     ids=lambda p: str(p.relative_to(SOURCE)),
 )
 def test_no_module_outside_symbolic_exceeds_500_lines(path):
     assert len(path.read_text().splitlines()) <= 500
+
+
+def imported_packages(path: Path) -> set[str]:
+    """The top-level packages ``path`` imports by absolute name (relative imports stay home)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+GRADER_MODULES = sorted(SOURCE.joinpath("curvgrade").rglob("*.py"))
+
+
+def test_the_library_and_the_grader_import_nothing_of_each_other():
+    assert GRADER_MODULES, "the grader is the package src/curvgrade"
+    library_to_grader = [p for p in MODULES if "curvgrade" in imported_packages(p)]
+    grader_to_library = [p for p in GRADER_MODULES if "curvlab" in imported_packages(p)]
+    assert library_to_grader == [], "curvlab must not import the grader"
+    assert grader_to_library == [], "curvgrade locates curvlab (sandbox.LIBRARIES), not imports it"

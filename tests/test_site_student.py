@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from curvlab.classroom.cli import toc_chapters
-from curvlab.classroom.site import distinctive_answer_lines, student_markdown
+from curvgrade.cli import toc_chapters
+from curvgrade.site import distinctive_answer_lines, student_markdown
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 STUDENT_SITE = Path(

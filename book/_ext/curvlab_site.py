@@ -5,11 +5,13 @@
    exists. Here the cache is keyed by a digest of the library sources and the pins
    (``curvlab_library_paths``: ``src/curvlab/**``, ``pyproject.toml``, ``requirements.txt``):
    myst-nb's cache lives in ``_build/.jupyter_cache/<digest>/``, and when the digest changes every
-   chapter that imports the library (``curvlab_library_modules``) is read again, so it misses the
-   new cache and executes. An edit to one chapter re-executes that chapter only (jupyter-cache
-   matches the others). A chapter whose execution failed is read again on the next build, so a
-   failure cannot be hidden by a second run. The last few digests' caches are kept (reverting a
-   library change finds its outputs again); older ones are deleted. The page of a chapter whose
+   chapter that imports the library (``curvlab_library_modules``; also the grader ``curvgrade``,
+   whose page grades chapters that import the library) is read again, so it misses the new cache
+   and executes. The grader's own sources (``src/curvgrade``) are not in the digest. An edit to
+   one chapter re-executes that chapter only (jupyter-cache matches the others). A chapter
+   whose execution failed is read again on the next build, so a failure cannot be hidden by a
+   second run. The last few digests' caches are kept (reverting a library change finds its
+   outputs again); older ones are deleted. The page of a chapter whose
    execution failed is deleted at the end of the build (with its notebook download), so that no
    reader takes a traceback for the chapter; `make book` also removes its target and Sphinx's
    saved environment after a failed build (Makefile), so the next build runs again.
@@ -48,7 +50,7 @@ from sphinx.util import logging
 
 LOGGER = logging.getLogger(__name__)
 DEFAULT_LIBRARY_PATHS = ["src/curvlab", "pyproject.toml", "requirements.txt"]
-DEFAULT_LIBRARY_MODULES = ["curvlab"]
+DEFAULT_LIBRARY_MODULES = ["curvlab", "curvgrade"]
 CACHES_KEPT = 3
 TIMEOUT_VARIABLE = "CURVLAB_CELL_TIMEOUT"
 # nbclient's waits that a busy machine can outlast (its defaults: 60 s and 4 s).

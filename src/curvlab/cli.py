@@ -129,7 +129,7 @@ class _Reproduce(_Study):
         return result
 
     def write(self, result, out):
-        from curvlab.plotting.figures import write_figures
+        from curvlab.plotting import write_figures
 
         result.write(out)
         write_figures(result.runs, result.curves, {"effects": result.effects}, out)

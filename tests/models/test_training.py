@@ -75,10 +75,23 @@ def test_deterministic_mode_is_restored_after_fitting():
     assert torch.are_deterministic_algorithms_enabled() == before
 
 
-def test_device_none_means_cuda_when_available():
+def test_device_none_and_auto_mean_cuda_when_available():
     expected = "cuda" if torch.cuda.is_available() else "cpu"
-    assert resolve_device(None).type == expected
-    assert resolve_device("cpu").type == "cpu"
+    assert resolve_device(None) == resolve_device("auto") == expected
+    assert resolve_device("cpu") == resolve_device(torch.device("cpu")) == "cpu"
+
+
+@pytest.mark.parametrize("device", ["tpu", "gpu", "meta", 3, 1.5, ["cpu"], torch.device("meta")])
+def test_a_bad_device_is_a_value_error_naming_device(device):
+    with pytest.raises(ValueError, match="^device: "):
+        resolve_device(device)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is present")
+def test_cuda_without_a_cuda_device_is_a_value_error_naming_device():
+    for device in ("cuda", "cuda:0", torch.device("cuda")):
+        with pytest.raises(ValueError, match="^device: .*no CUDA device"):
+            resolve_device(device)
 
 
 @pytest.mark.parametrize(

@@ -277,15 +277,33 @@ def test_decision_boundaries_draw_the_half_probability_line_of_each_model():
         plotting.plot_decision_boundaries({"x": 3}, points, [1, 0])
 
 
-def test_loss_curves_draw_every_run_and_one_median_per_model():
-    histories = {"ungated": [[1.0, 0.5], [0.8, 0.4], [0.9, 0.3]], "gated": [[1.0, 0.2]]}
-    fig, ax = plotting.plot_loss_curves(histories)
-    assert len(ax.lines) == 3 + 1 + 1 + 1
-    median = [line for line in ax.lines if line.get_label().startswith("ungated (median")][0]
-    assert np.allclose(median.get_ydata(), [0.9, 0.4])
+def test_loss_curves_draw_the_median_over_seeds_per_model_in_the_book_colours():
+    rows = [
+        {"task": "xor", "model": m, "depth": 1, "epoch": e, "budget": 4, "loss": s * (4 - e)}
+        for m in ("ungated", "gated_elementwise")
+        for s in (1.0, 2.0, 3.0)
+        for e in range(4)
+    ]
+    fig, axes = plotting.plot_loss_curves(rows)
+    ax = axes.flat[0]
+    assert [line.get_label() for line in ax.lines] == ["ungated", "gated_elementwise"]
+    assert np.allclose(ax.lines[0].get_ydata(), [8.0, 6.0, 4.0, 2.0])  # median over seeds
+    assert ax.lines[0].get_color() == plotting.COLORS["ungated"]
     assert ax.get_yscale() == "log"
-    with pytest.raises(ValueError, match="positive"):
-        plotting.plot_loss_curves({"gated": [[1.0, 0.0]]})
+    with pytest.raises(ValueError, match="depth 2"):
+        plotting.plot_loss_curves(rows, depth=2)
+
+
+def test_centring_removes_the_cell_means_before_the_fit():
+    rows = [
+        {"task": t, "model": "gated", "log_curvature": x + shift, "test_accuracy": 0.1 * x + shift}
+        for t, shift in (("a", 0.0), ("b", 5.0))
+        for x in (0.0, 1.0, 2.0)
+    ]
+    _, _, pooled = plotting.plot_curvature_accuracy(rows)
+    _, ax, within = plotting.plot_curvature_accuracy(rows, center_by=("task",))
+    assert abs(within["slope"] - 0.1) < 1e-12 and pooled["slope"] > 0.5
+    assert ax.get_xlabel().endswith("− task mean")
 
 
 def test_step_error_plot_leaves_a_gap_where_the_estimate_failed():

@@ -66,7 +66,12 @@ def test_ungated_weight_chart_is_flat_for_symbolic_values():
         mu, coords = ungated_mean_weight_chart(symbolic_values(d, n))
         g = pullback_metric(mu, coords)
         assert all(sp.diff(entry, c) == 0 for entry in g for c in coords)  # constant metric
-        assert all_zero(riemann(g, coords))
+        # constant in the chart, so every Christoffel symbol vanishes: flat.  The chain refuses
+        # a metric in other symbols only (another chart?), so it is checked with numbers too.
+        with pytest.raises(ValueError, match="metric: mentions none of the coordinates"):
+            riemann(g, coords)
+        numbers = {s: (3 * i + 1) % 7 - 3 for i, s in enumerate(sorted(g.free_symbols, key=str))}
+        assert all_zero(riemann(g.subs(numbers), coords))
 
 
 def test_ungated_logit_chart_is_flat_for_symbolic_values():
@@ -177,7 +182,8 @@ def test_constant_gate_keeps_the_ungated_family_flat():
     mu, coords = ungated_mean_weight_chart(symbolic_values(3, 3))
     gamma = sp.Symbol("gamma", positive=True)
     for y in (headwise_gated_mean(mu, gamma), elementwise_gated_mean(mu, [gamma, 2, 3])):
-        assert all_zero(riemann(pullback_metric(y, coords), coords))
+        g = pullback_metric(y, coords)
+        assert all(sp.diff(entry, c) == 0 for entry in g for c in coords)  # constant: flat
 
 
 def test_sigmoid_gate_lies_in_the_unit_interval_and_follows_g1():
@@ -338,3 +344,25 @@ def test_diffgeom_reference_agrees_and_times_out():
     assert not slow.finished and slow.components is None and slow.seconds == 0.2
     with pytest.raises(ValueError, match="timeout"):
         diffgeom_riemann_timed(g, [theta, phi], timeout=0)
+
+
+def test_headwise_gate_curvature_has_the_sign_of_the_hessian_of_its_reciprocal():
+    """The perspective lemma: K = G det(Hess phi) / (phi^8 det(g)^2), phi = 1/gamma."""
+    mu, (u, v) = ungated_mean_weight_chart(sp.Matrix([[1, 0, 0], [0, 1, 0], [1, 1, 1]]))
+    phi = 1 + u**2 + u * v + 2 * v**2  # a convex reciprocal gate: K > 0
+    g = pullback_metric(headwise_gated_mean(mu, 1 / phi), [u, v])
+    hessian = sp.hessian(phi, (u, v))
+    det = lambda m: m[0, 0] * m[1, 1] - m[0, 1] * m[1, 0]  # noqa: E731
+    expected = det(hessian) / (phi**8 * det(g) ** 2)  # G = det[p, e1, e2]^2 = 1
+    K = gaussian_curvature(g, [u, v])
+    point = {u: sp.Rational(1, 3), v: sp.Rational(1, 5)}
+    assert sp.nsimplify(K.subs(point) - expected.subs(point)) == 0 and K.subs(point) > 0
+
+
+def test_four_value_slice_has_the_sign_fixed_by_the_keys():
+    """One key inside the triangle of the others: K > 0 on the whole ungated slice."""
+    values = sp.eye(3).row_join(sp.zeros(3, 1))
+    mu, t = input_attention_mean(values, [[1, 0], [0, 1], [-1, -1], [0, 0]])
+    K = sp.factor(gaussian_curvature(pullback_metric(mu, t), t))
+    for part in sp.fraction(K):
+        assert all(c > 0 for c in sp.Poly(part, *t).coeffs())

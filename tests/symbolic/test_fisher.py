@@ -135,3 +135,10 @@ def test_params_must_be_distinct_symbols():
         gaussian_fisher_information(mu, sigma**2, [mu, 2 * sigma])
     with pytest.raises(ValueError, match="params.*distinct"):
         gaussian_fisher_information(mu, sigma**2, [mu, mu])
+
+
+def test_a_family_that_does_not_depend_on_its_params_is_refused():
+    t1, t2 = sp.symbols("t1 t2", real=True)
+    x1 = sp.Symbol("x1", real=True)
+    with pytest.raises(ValueError, match="mean, cov: neither depends on the params"):
+        gaussian_fisher_information(sp.Matrix([t1, t2]), sp.eye(2), [x1])

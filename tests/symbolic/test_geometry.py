@@ -530,3 +530,62 @@ def test_the_chain_handles_a_five_dimensional_metric():
     assert time.perf_counter() - start < 60
     # the graph of |q|²/2 has II = I at the origin, so there R = k(k − 1) = 20 for k = 5
     assert R.subs({c: 0 for c in coords}) == 20
+
+
+# ---------------------------------------------------------------------------------------------
+# no silently zero curvature: a metric, an embedding or a cov in the wrong symbols
+
+
+def test_a_metric_in_another_chart_is_refused_naming_the_argument():
+    t1, t2 = sp.symbols("t1 t2", positive=True)  # the rational chart
+    x1, x2 = sp.symbols("x1 x2", real=True)  # the exponential chart of the same slice
+    curved = pullback_metric(sp.Matrix([t1, t2, t1 * t2]), [t1, t2])
+    assert gaussian_curvature(curved, [t1, t2]) != 0
+    for function in (christoffel, riemann, ricci, scalar_curvature, gaussian_curvature):
+        with pytest.raises(
+            ValueError, match=r"metric: mentions none of the coordinates \(x1, x2\)"
+        ):
+            function(curved, [x1, x2])
+    with pytest.raises(ValueError, match="metric: mentions none"):
+        sectional_curvature(curved, [x1, x2], [1, 0], [0, 1])
+    with pytest.raises(ValueError, match="E, F, G: mentions none"):
+        brioschi(curved[0, 0], curved[0, 1], curved[1, 1], x1, x2)
+    # a numeric constant metric is flat, rightly
+    assert gaussian_curvature(sp.Matrix([[2, 1], [1, 3]]), [x1, x2]) == 0
+
+
+def test_an_embedding_in_another_chart_or_with_a_zero_jacobian_is_refused():
+    t1, t2 = sp.symbols("t1 t2", positive=True)
+    x1, x2 = sp.symbols("x1 x2", real=True)
+    with pytest.raises(ValueError, match=r"embedding: mentions none of the coordinates"):
+        pullback_metric(sp.Matrix([t1, t2, t1 * t2]), [x1, x2])
+    with pytest.raises(ValueError, match="embedding: its Jacobian vanishes identically"):
+        pullback_metric(sp.Matrix([1, 2, 3]), [x1, x2])
+    with pytest.raises(ValueError, match="embedding: its Jacobian vanishes identically"):
+        pullback_metric(sp.Matrix([sp.sin(x1) ** 2 + sp.cos(x1) ** 2, t1, 0]), [x1, x2])
+
+
+def test_a_cov_that_depends_on_the_coordinates_is_refused_pointing_to_the_fisher_information():
+    from curvlab.symbolic import gaussian_fisher_information
+
+    mu_, sigma = sp.Symbol("mu", real=True), sp.Symbol("sigma", positive=True)
+    mean = sp.Matrix([mu_, sigma])
+    cov = sigma**2 * sp.eye(2)
+    with pytest.raises(ValueError, match="cov: depends on the coordinates.*gaussian_fisher_info"):
+        pullback_metric(mean, [mu_, sigma], cov=cov)
+    # the true Fisher-Rao metric has the trace term: here K = -1/5, not the -1 of J^T cov^-1 J
+    J = mean.jacobian([mu_, sigma])
+    naive = (J.T * cov.inv() * J).applyfunc(sp.cancel)
+    assert gaussian_curvature(naive, [mu_, sigma]) == -1
+    fisher = gaussian_fisher_information(mean, cov, [mu_, sigma])
+    assert gaussian_curvature(fisher, [mu_, sigma]) == sp.Rational(-1, 5)
+
+
+def test_a_metric_of_undecided_sign_gets_the_curvature_of_its_levi_civita_connection():
+    c = sp.Symbol("c")  # no assumptions: diag(1, c sin^2) is Riemannian for c > 0 only
+    theta = sp.Symbol("theta", real=True)
+    K = gaussian_curvature(sp.diag(1, c * sp.sin(theta) ** 2), [theta, y])
+    assert K == 1  # the same rational identity for every c != 0, pseudo-Riemannian included
+    lorentzian = sp.diag(1, -2 * sp.sin(theta) ** 2)
+    with pytest.raises(ValueError, match="positive definite"):
+        gaussian_curvature(lorentzian, [theta, y])  # a decided sign is refused

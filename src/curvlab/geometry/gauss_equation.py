@@ -17,6 +17,8 @@ What is here, in the order a computation runs::
     orthonormal_frame_form(J, II)     II in the frame e_i = ∂_a W_ai, J W = Q  (no g⁻¹)
     gaussian_from_frame / scalar_from_frame   K = ⟨II_00, II_11⟩ − |II_01|²,
                                       R = |H⃗|² − Σ_ij |II_ij|²  (H⃗ = Σ_i II_ii)
+    surface_from_jets(J, H)           all of the above for precomputed jets of a surface with
+                                      any leading batch shape (...): immersed, II, K, √det g
 
 Conventions (those of :mod:`curvlab.symbolic`): index order H[n, i, a, b] = ∂_a ∂_b f^i;
 R_abcd = g_ae Rᵉ_bcd = ⟨R(∂_c, ∂_d)∂_b, ∂_a⟩; a sphere of radius r has K = 1/r², R = k(k−1)/r².
@@ -51,6 +53,7 @@ __all__ = [
     "output_dimension",
     "resolve_dtype",
     "scalar_from_frame",
+    "surface_from_jets",
     "whitening_factor",
 ]
 
@@ -273,3 +276,59 @@ def scalar_from_frame(frame: torch.Tensor) -> torch.Tensor:
 def gaussian_from_frame(frame: torch.Tensor) -> torch.Tensor:
     """K = ⟨II_00, II_11⟩ − |II_01|² in an orthonormal frame of a surface: (N,)."""
     return (frame[:, 0, 0] * frame[:, 1, 1]).sum(dim=-1) - (frame[:, 0, 1] ** 2).sum(dim=-1)
+
+
+# ---------------------------------------------------------------------------------------------
+# precomputed jets of surfaces, any leading batch shape
+
+
+def surface_from_jets(
+    jacobian: torch.Tensor, hessian: torch.Tensor, tolerance: float | None = None
+) -> dict[str, torch.Tensor]:
+    """The engine on precomputed (whitened) jets of surfaces, with any leading shape (...).
+
+    ``jacobian`` J (..., d, 2), ``hessian`` H (..., d, 2, 2) (H[..., i, a, b] = ∂_a ∂_b f^i, as
+    from :func:`jets` or a batched forward pass).  A point is ``immersed`` when its jets are
+    finite and σ_min/σ_max of J is at least ``tolerance`` (default
+    :data:`IMMERSION_TOLERANCE` of J's dtype).  Returns tensors of shape (...) (``second`` of
+    shape (..., 2, 2, d)): ``immersed`` (bool), ``second`` II = :func:`normal_part`, ``K`` by
+    :func:`gaussian_from_frame` and ``volume_element`` √det g; all three 0 where not immersed.
+
+    >>> u = torch.zeros(3, 4, 2, dtype=torch.float64)  # a 3 × 4 batch of points of a sphere
+    >>> J = torch.eye(3, 2, dtype=torch.float64).expand(3, 4, 3, 2)
+    >>> H = torch.zeros(3, 4, 3, 2, 2, dtype=torch.float64)
+    >>> H[..., 2, 0, 0] = H[..., 2, 1, 1] = -0.5  # z = −(x² + y²)/4 at 0: radius 2
+    >>> out = surface_from_jets(J, H)
+    >>> out["K"].shape, float(out["K"][0, 0]), bool(out["immersed"].all())
+    (torch.Size([3, 4]), 0.25, True)
+    """
+    if jacobian.ndim < 2 or jacobian.shape[-1] != 2:
+        raise ValueError(f"jacobian: expected shape (..., d, 2), got {tuple(jacobian.shape)}")
+    leading, d = jacobian.shape[:-2], jacobian.shape[-2]
+    if hessian.shape != (*leading, d, 2, 2):
+        raise ValueError(
+            f"hessian: expected shape {(*leading, d, 2, 2)} to match the jacobian, got "
+            f"{tuple(hessian.shape)}"
+        )
+    if tolerance is None:
+        tolerance = IMMERSION_TOLERANCE[resolve_dtype(jacobian, None)]
+    flat_j, flat_h = jacobian.reshape(-1, d, 2), hessian.reshape(-1, d, 2, 2)
+    finite = torch.isfinite(flat_j).flatten(1).all(1) & torch.isfinite(flat_h).flatten(1).all(1)
+    flat_j = torch.where(finite[:, None, None], flat_j, 0.0)
+    flat_h = torch.where(finite[:, None, None, None], flat_h, 0.0)
+    immersed = finite & (immersion_ratio(flat_j) >= tolerance)
+    # a stand-in tangent plane where J is degenerate, so that QR stays finite; masked below
+    plane = torch.eye(d, 2, dtype=flat_j.dtype, device=flat_j.device)
+    safe_j = torch.where(immersed[:, None, None], flat_j, plane)
+    second = normal_part(safe_j, flat_h)
+    K = gaussian_from_frame(orthonormal_frame_form(safe_j, second))
+    volume = torch.sqrt(torch.linalg.det(safe_j.mT @ safe_j))
+    zero = torch.zeros_like(K)
+    return {
+        "immersed": immersed.reshape(leading),
+        "second": torch.where(immersed[:, None, None, None], second, 0.0).reshape(
+            (*leading, 2, 2, d)
+        ),
+        "K": torch.where(immersed, K, zero).reshape(leading),
+        "volume_element": torch.where(immersed, volume, zero).reshape(leading),
+    }

@@ -43,11 +43,8 @@ from curvlab.geometry.curvature import gaussian_curvature, metric
 from curvlab.geometry.gauss_equation import (
     PointBatch,
     describe_indices,
-    gaussian_from_frame,
-    immersion_ratio,
     jets,
-    normal_part,
-    orthonormal_frame_form,
+    surface_from_jets,
     whitening_factor,
 )
 from curvlab.geometry.quadrature import as_patch, quadrature_grid
@@ -244,17 +241,13 @@ def sheet_measures(
         nodes, weights = nodes[inside], weights[inside]
     batch = PointBatch(f, nodes, cov, dtype)
     jacobian, hessian = jets(f, batch.flat, chunk_size)
-    finite = torch.isfinite(jacobian).flatten(1).all(1) & torch.isfinite(hessian).flatten(1).all(1)
-    jacobian = batch.whiten(torch.where(finite[:, None, None], jacobian, 0.0))
-    hessian = batch.whiten(torch.where(finite[:, None, None, None], hessian, 0.0))
-    good = finite & (immersion_ratio(jacobian) >= batch.tolerance)
+    surface = surface_from_jets(batch.whiten(jacobian), batch.whiten(hessian), batch.tolerance)
+    good = surface["immersed"]
     counts = {"immersed_nodes": int(good.sum()), "non_immersed_nodes": int((~good).sum())}
     if not good.any():
         empty = [field.name for field in dataclasses.fields(SheetMeasures)][:-2]
         return SheetMeasures(**dict.fromkeys(empty), **counts)
-    jacobian, hessian, weights = jacobian[good], hessian[good], weights[good]
-    K = gaussian_from_frame(orthonormal_frame_form(jacobian, normal_part(jacobian, hessian)))
-    volume_element = torch.sqrt(torch.linalg.det(jacobian.mT @ jacobian))
+    K, volume_element, weights = surface["K"][good], surface["volume_element"][good], weights[good]
     K, dA, weights = (t.detach().cpu().double() for t in (K, weights * volume_element, weights))
     total_area = float(dA.sum())
     mean_K = float((weights * K).sum() / weights.sum())

@@ -3,11 +3,13 @@
 E classifiers built by :func:`curvlab.models.attention.build_classifier` with the same variant and
 widths (any seeds, any tasks: each member has its own data) are stacked along a leading
 member axis with ``torch.func.stack_module_state``: every parameter becomes one tensor
-(E, ...).  Two forward passes compute the E logits from those stacked tensors:
+(E, ...).  The E logits come from those stacked tensors by one of two forward passes:
 
-- ``backend="einsum"`` (default): the classifier written out by hand with ``einsum`` over the
-  member axis e, e.g. Q K V = einsum("ebtd,eod->ebto", h, W_qkv) + b_qkv;
-- ``backend="vmap"``: ``torch.func.vmap`` of ``torch.func.functional_call`` of one member.
+- ``backend="vmap"`` (default, and the only one used to measure): ``torch.func.vmap`` of
+  ``torch.func.functional_call`` of the ``nn.Module`` itself (one member, the template);
+- ``backend="einsum"`` (opt-in, for training only): the classifier written out by hand with
+  batched matmuls over the member axis e, e.g. Q K V = einsum("ebtd,eod->ebto", h, W_qkv) +
+  b_qkv; a test keeps its losses and weights equal to the vmap pass's in float64.
 
 Training (:func:`train_ensemble`): full-batch Adam on L = Σ_e ℓ_e, ℓ_e the mean binary
 cross-entropy of member e on its own data.  ∂L/∂θ_e = ∂ℓ_e/∂θ_e and Adam acts elementwise,
@@ -17,9 +19,11 @@ Every epoch's training loss and accuracy are recorded (the curves), with the los
 :func:`plateau` beside them; whether a run of the study converged is judged on accuracy and
 the curvature measures by :mod:`curvlab.models.convergence`, not by the loss.
 
-:func:`ensemble_jets` gives the first and second input derivatives of every member's pooled
-representation at once (nested forward-mode ``torch.func.jvp`` through the einsum forward),
-from which :mod:`curvlab.models.sheets` computes curvature.
+Measurement always runs the module: :func:`evaluate_ensemble`, the final loss and accuracy of
+:func:`train_ensemble`, :func:`ensemble_representation` and :func:`ensemble_jets` (the first and
+second input derivatives of every member's pooled representation, by the Gauss-equation
+engine's :func:`curvlab.geometry.gauss_equation.jets` under ``vmap`` over the members), from
+which :mod:`curvlab.models.sheets` computes curvature.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ from collections.abc import Sequence
 
 import torch
 from torch import nn
-from torch.func import functional_call, jvp, stack_module_state, vmap
+from torch.func import functional_call, stack_module_state, vmap
 
+from curvlab.geometry.gauss_equation import jets
 from curvlab.models.attention import (
     AdditiveSelfAttention,
     AttentionBlock,
@@ -53,8 +58,9 @@ __all__ = [
     "train_loop",
 ]
 
-BACKENDS: tuple[str, ...] = ("einsum", "vmap")
-"""The two vectorised forward passes (module docstring)."""
+BACKENDS: tuple[str, ...] = ("vmap", "einsum")
+"""The two vectorised forward passes (module docstring): "vmap", the module itself (default,
+and the only one used to measure), and "einsum", the hand-batched training optimisation."""
 
 SCHEDULES: tuple[str, ...] = ("constant", "cosine")
 """Learning-rate schedules of :func:`train_ensemble`."""
@@ -102,19 +108,8 @@ class Ensemble:
         if any(n != names[0] for n in names):
             raise ValueError("models: an ensemble needs models of one shape (same variant)")
         template = models[0]
-        for block in template.blocks:
-            if not isinstance(block, AttentionBlock):
-                raise ValueError("models: the structured (read/write) regime is not supported")
         self.template = template
-        kinds = {type(b.attention) for b in template.blocks}
-        attention = template.blocks[0].attention
-        self.kind = "ungated"
-        if isinstance(attention, GatedSelfAttention):
-            self.kind = "gated_" + attention.gate_kind
-        elif isinstance(attention, AdditiveSelfAttention):
-            self.kind = "additive_" + attention.nonlinearity
-        if len(kinds) != 1:
-            raise ValueError("models: all blocks must be of one attention kind")
+        self.kind = _einsum_kind(template)
         params, buffers = stack_module_state(models)
         self.params = {k: v.detach().clone() for k, v in params.items()}
         self.buffers = {k: v.detach().clone() for k, v in buffers.items()}
@@ -148,6 +143,75 @@ class Ensemble:
 def stack(models: Sequence[AttentionClassifier]) -> Ensemble:
     """Stack classifiers of one shape into an :class:`Ensemble`."""
     return Ensemble(models)
+
+
+def _einsum_kind(template: AttentionClassifier) -> str | None:
+    """The attention kind the einsum pass writes out, or None when it cannot (read/write
+    blocks, mixed kinds)."""
+    if not all(isinstance(block, AttentionBlock) for block in template.blocks):
+        return None
+    if len({type(block.attention) for block in template.blocks}) != 1:
+        return None
+    attention = template.blocks[0].attention
+    if isinstance(attention, GatedSelfAttention):
+        return "gated_" + attention.gate_kind
+    if isinstance(attention, AdditiveSelfAttention):
+        return "additive_" + attention.nonlinearity
+    return "ungated"
+
+
+class _Pooled(nn.Module):
+    """A classifier's pooled representation as a module's forward, for ``functional_call``."""
+
+    def __init__(self, model: AttentionClassifier):
+        super().__init__()
+        self.model = model
+
+    def forward(self, points: torch.Tensor) -> torch.Tensor:
+        return self.model.representation(points)
+
+
+def _pooled_state(ens: Ensemble, params: dict, dtype=None) -> tuple[dict, dict]:
+    """The stacked (params, buffers) under :class:`_Pooled`'s names, optionally cast."""
+
+    def named(store):
+        return {"model." + k: v if dtype is None else v.to(dtype) for k, v in store.items()}
+
+    return named(params), named(ens.buffers)
+
+
+def ensemble_representation(ens: Ensemble, points: torch.Tensor, params=None) -> torch.Tensor:
+    """Pooled representations (E, B, d) of member e at its points ``points[e]`` (E, B, 2):
+    the module's :meth:`~curvlab.models.attention.AttentionClassifier.representation` under
+    ``vmap(functional_call)``."""
+    params = ens.params if params is None else params
+    pooled = _Pooled(ens.template)
+
+    def one(p, b, x):
+        return functional_call(pooled, (p, b), (x,))
+
+    return vmap(one)(*_pooled_state(ens, params), points)
+
+
+def ensemble_logits(
+    ens: Ensemble, points: torch.Tensor, params=None, *, backend: str = "vmap"
+) -> torch.Tensor:
+    """Logits (E, B) of every member at its own points (E, B, 2), by the module under
+    ``vmap(functional_call)`` (or, ``backend="einsum"``, the hand-batched training pass)."""
+    params = ens.params if params is None else params
+    if backend == "vmap":
+
+        def one(p, b, x):
+            return functional_call(ens.template, (p, b), (x,))
+
+        return vmap(one)(params, ens.buffers, points)
+    if backend == "einsum":
+        return _einsum_logits(ens, points, params)
+    raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# the hand-batched training optimisation (backend="einsum"), never used to measure
 
 
 def _heads(t: torch.Tensor, n_heads: int) -> torch.Tensor:
@@ -204,31 +268,22 @@ def _tokens(ens: Ensemble, points: torch.Tensor) -> torch.Tensor:
     return torch.cat([cls, tokens], dim=2)  # (E, B, T + 1, d)
 
 
-def ensemble_representation(ens: Ensemble, points: torch.Tensor, params=None) -> torch.Tensor:
-    """Pooled representations (E, B, d) of member e at its points ``points[e]`` (E, B, 2)."""
-    params = ens.params if params is None else params
+def _einsum_logits(ens: Ensemble, points: torch.Tensor, params: dict) -> torch.Tensor:
+    if ens.kind is None:
+        raise ValueError(
+            "backend: the einsum pass writes out plain attention blocks of one kind only; "
+            "use backend='vmap' for this model"
+        )
     h = _tokens(ens, points)
     for index in range(len(ens.template.blocks)):
         h = _block(ens, params, index, h)
-    return h.mean(dim=2) if ens.template.pooling == "mean" else h[:, :, 0]
+    pooled = h.mean(dim=2) if ens.template.pooling == "mean" else h[:, :, 0]  # (E, B, d)
+    weight, bias = params["readout.weight"], params["readout.bias"]  # (E, 1, d), (E, 1)
+    return torch.einsum("ebd,ed->eb", pooled, weight[:, 0]) + bias
 
 
-def ensemble_logits(
-    ens: Ensemble, points: torch.Tensor, params=None, *, backend: str = "einsum"
-) -> torch.Tensor:
-    """Logits (E, B) of every member at its own points (E, B, 2)."""
-    params = ens.params if params is None else params
-    if backend == "einsum":
-        pooled = ensemble_representation(ens, points, params)  # (E, B, d)
-        weight, bias = params["readout.weight"], params["readout.bias"]  # (E, 1, d), (E, 1)
-        return torch.einsum("ebd,ed->eb", pooled, weight[:, 0]) + bias
-    if backend == "vmap":
-
-        def one(p, b, x):
-            return functional_call(ens.template, (p, b), (x,))
-
-        return vmap(one)(params, ens.buffers, points)
-    raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
+# ---------------------------------------------------------------------------------------------
+# training and measurement
 
 
 def _check_data(ens: Ensemble, points, labels) -> None:
@@ -248,7 +303,7 @@ def train_ensemble(
     epochs: int,
     learning_rate: float,
     weight_decay: float = 0.0,
-    backend: str = "einsum",
+    backend: str = "vmap",
     progress=None,
     snapshots: Sequence[int] = (),
     schedule: str = "constant",
@@ -263,10 +318,14 @@ def train_ensemble(
     ``schedule``: "constant" (the learning rate throughout) or "cosine" (step t uses
     learning_rate · (1 + cos(π t / epochs)) / 2, annealed towards 0 at the end).
     ``progress``: an optional callable called with the number of epochs done since the last
-    call (a tqdm bar's ``update``).
+    call (a tqdm bar's ``update``).  ``backend``: the forward pass of the training steps,
+    "vmap" (the module) or "einsum" (the hand-batched optimisation); the final loss and
+    accuracy are measured by the module either way.
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule: expected one of {SCHEDULES}, got {schedule!r}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
     _check_data(ens, points, labels)
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 2:
         raise ValueError(f"epochs: expected an integer >= 2, got {epochs!r}")
@@ -309,7 +368,7 @@ def train_ensemble(
     if epochs in wanted:
         kept[epochs] = {k: v.clone() for k, v in ens.params.items()}
     with torch.no_grad():
-        logits = ensemble_logits(ens, points, backend=backend)
+        logits = ensemble_logits(ens, points)  # measured by the module, whatever trained it
         final = nn.functional.binary_cross_entropy_with_logits(
             logits, labels, reduction="none"
         ).mean(dim=1)
@@ -354,32 +413,20 @@ def train_loop(models, points, labels, *, epochs: int, learning_rate: float, dev
 
 def ensemble_jets(ens: Ensemble, points: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Jacobian J (E, N, d, 2) and Hessian H (E, N, d, 2, 2) of every member's pooled
-    representation x ↦ r_e(x) at its points (E, N, 2), by nested forward-mode ``jvp``.
+    representation x ↦ r_e(x) at its points (E, N, 2), in the points' dtype.
 
-    Members (and points) do not interact, so the jvp along the tangent e_i at every point at
-    once gives ∂_i r_e(x) for all e and x together.
+    r_e is the module's representation under ``functional_call`` with member e's weights; its
+    jets are those of the Gauss-equation engine (:func:`curvlab.geometry.gauss_equation.jets`,
+    forward mode), under ``vmap`` over the members.
     """
     points = points.detach()
-    dtype = points.dtype
-    params = {k: v.detach().to(dtype) for k, v in ens.params.items()}
+    params = {k: v.detach() for k, v in ens.params.items()}
+    pooled = _Pooled(ens.template)
 
-    def represent(x):
-        return ensemble_representation(ens, x, params)
+    def member(p, b, x):
+        def represent(point):
+            return functional_call(pooled, (p, b), (point[None],))[0]  # (d,)
 
-    tangents = [torch.zeros_like(points) for _ in range(2)]
-    tangents[0][..., 0], tangents[1][..., 1] = 1.0, 1.0
+        return jets(represent, x)
 
-    def first(i):
-        return lambda x: jvp(represent, (x,), (tangents[i],))[1]
-
-    columns = [first(i)(points) for i in range(2)]  # each (E, N, d)
-    second = {}
-    for i, j in ((0, 0), (0, 1), (1, 1)):
-        second[i, j] = jvp(first(i), (points,), (tangents[j],))[1]
-    J = torch.stack(columns, dim=-1)  # (E, N, d, 2)
-    rows = [
-        torch.stack([second[0, 0], second[0, 1]], -1),
-        torch.stack([second[0, 1], second[1, 1]], -1),
-    ]
-    H = torch.stack(rows, dim=-1)  # (E, N, d, 2, 2), symmetric in the last two axes
-    return J, H
+    return vmap(member)(*_pooled_state(ens, params, points.dtype), points)

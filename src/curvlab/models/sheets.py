@@ -7,7 +7,10 @@ with metric g = JᵀJ and P_⊥ = I − J g⁻¹ Jᵀ the projection onto the no
   K = (⟨II₁₁, II₂₂⟩ − ‖II₁₂‖²) / det g with II_ij = P_⊥ H_ij, integrated as ∫|K| dA,
   dA = √det g du, over the region where the data lie (midpoint grid on the bounding box of the
   training points, nodes within 1.5 grid spacings of a training point); nodes where r is not
-  an immersion (σ_min/σ_max of J below 1e-6) are excluded and counted.  K = 0 on a cylinder.
+  an immersion (σ_min/σ_max of J below
+  :data:`curvlab.geometry.gauss_equation.IMMERSION_TOLERANCE`) are excluded and counted.
+  K, II and the immersion test are the engine's
+  (:func:`curvlab.geometry.gauss_equation.surface_from_jets`).  K = 0 on a cylinder.
 - **proxy** ρ: the finite-difference ratio
   ρ_h(x, u) = ‖r(x+hu) − 2r(x) + r(x−hu)‖ / ‖r(x+hu) − r(x−hu)‖, normalised by h, in its
   limit h → 0: ρ₀(x, u) = ‖H[u, u]‖ / (2‖Ju‖), averaged over test points x and random unit
@@ -26,60 +29,39 @@ from collections.abc import Callable
 
 import torch
 
+from curvlab.geometry.gauss_equation import surface_from_jets
 from curvlab.geometry.measures import sheet_measures
 from curvlab.models.attention import AttentionClassifier, representation_map
 
 __all__ = [
-    "IMMERSION_TOLERANCE",
     "data_region_grid",
     "direction_measures",
     "finite_difference_rho",
     "sheet_from_jets",
 ]
 
-IMMERSION_TOLERANCE = 1e-6
-"""Nodes with σ_min/σ_max(J) below this are not immersions and are excluded."""
-
-
-def _normal_projection(J: torch.Tensor) -> torch.Tensor:
-    """P_⊥ = I − J g⁻¹ Jᵀ for J (..., d, 2)."""
-    g = J.transpose(-1, -2) @ J  # (..., 2, 2)
-    tangent = J @ torch.linalg.solve(g, J.transpose(-1, -2))  # (..., d, d)
-    eye = torch.eye(J.shape[-2], dtype=J.dtype, device=J.device)
-    return eye - tangent
-
-
-def _immersed(J: torch.Tensor) -> torch.Tensor:
-    s = torch.linalg.svdvals(J)  # (..., 2)
-    return s[..., -1] > IMMERSION_TOLERANCE * s[..., 0].clamp_min(1e-300)
-
 
 def sheet_from_jets(J: torch.Tensor, H: torch.Tensor, weights: torch.Tensor) -> dict:
     """∫|K| dA and companions from jets at quadrature nodes.
 
     J (..., N, d, 2), H (..., N, d, 2, 2), ``weights`` (..., N) the quadrature weights in the
-    input plane (0 for nodes outside the region).  Returns tensors (...): ``total_abs``
-    (∫|K| dA), ``total`` (∫K dA), ``area`` (∫dA), ``non_immersed`` (count of excluded nodes
-    with positive weight) and ``nodes`` (nodes used).
+    input plane (0 for nodes outside the region).  K, √det g and the immersion test come from
+    the Gauss-equation engine (:func:`curvlab.geometry.gauss_equation.surface_from_jets`).
+    Returns tensors (...): ``total_abs`` (∫|K| dA), ``total`` (∫K dA), ``area`` (∫dA),
+    ``non_immersed`` (count of excluded nodes with positive weight), ``nodes`` (nodes used)
+    and ``K`` (..., N) (0 at the nodes not used).
     """
-    good = _immersed(J) & (weights > 0)
-    safe_J = torch.where(
-        good[..., None, None], J, torch.eye(J.shape[-2], 2, dtype=J.dtype, device=J.device)
-    )
-    P = _normal_projection(safe_J)  # (..., N, d, d)
-    II = torch.einsum("...ab,...bij->...aij", P, H)  # (..., N, d, 2, 2)
-    g = safe_J.transpose(-1, -2) @ safe_J
-    det = torch.linalg.det(g)
-    gauss = (II[..., 0, 0] * II[..., 1, 1]).sum(-1) - (II[..., 0, 1] ** 2).sum(-1)
-    K = gauss / det
-    dA = torch.sqrt(det) * weights * good
+    surface = surface_from_jets(J, H)
+    good = surface["immersed"] & (weights > 0)
+    K = torch.where(good, surface["K"], torch.zeros_like(surface["K"]))
+    dA = surface["volume_element"] * weights * good
     return {
         "total_abs": (K.abs() * dA).sum(-1),
         "total": (K * dA).sum(-1),
         "area": dA.sum(-1),
         "non_immersed": ((~good) & (weights > 0)).sum(-1),
         "nodes": good.sum(-1),
-        "K": torch.where(good, K, torch.zeros_like(K)),
+        "K": K,
     }
 
 
@@ -88,16 +70,17 @@ def direction_measures(J: torch.Tensor, H: torch.Tensor, directions: torch.Tenso
 
     J (..., N, d, 2), H (..., N, d, 2, 2), ``directions`` (..., N, M, 2) unit vectors.
     Returns ``rho`` and ``rho_normal`` of shape (..., N, M) and their means over N and M
-    (``rho_mean``, ``rho_normal_mean``, shape (...)); points that are not immersions are left
-    out of the means (and counted in ``non_immersed``).
+    (``rho_mean``, ``rho_normal_mean``, shape (...)); points that are not immersions (by
+    :func:`curvlab.geometry.gauss_equation.surface_from_jets`) are left out of the means (and
+    counted in ``non_immersed``).  P_⊥ H[u, u] = Σ u_a u_b II_ab, II the engine's normal part.
     """
-    good = _immersed(J)  # (..., N)
-    safe_J = torch.where(
-        good[..., None, None], J, torch.eye(J.shape[-2], 2, dtype=J.dtype, device=J.device)
-    )
+    surface = surface_from_jets(J, H)
+    good = surface["immersed"]  # (..., N)
+    plane = torch.eye(J.shape[-2], 2, dtype=J.dtype, device=J.device)
+    safe_J = torch.where(good[..., None, None], J, plane)
     Ju = torch.einsum("...dk,...mk->...md", safe_J, directions)  # (..., N, M, d)
     Huu = torch.einsum("...dij,...mi,...mj->...md", H, directions, directions)
-    normal = torch.einsum("...ab,...mb->...ma", _normal_projection(safe_J), Huu)
+    normal = torch.einsum("...ijd,...mi,...mj->...md", surface["second"], directions, directions)
     speed = 2 * Ju.norm(dim=-1)
     rho = Huu.norm(dim=-1) / speed
     rho_normal = normal.norm(dim=-1) / speed

@@ -1,6 +1,7 @@
 """Fitting and evaluating the binary point classifiers, deterministically.
 
-- :func:`resolve_device`  ``None`` -> CUDA when available, else CPU.
+- :func:`resolve_device`  the device by name: ``"auto"``/``None`` -> CUDA when available,
+  else CPU; ``"cpu"``, ``"cuda"`` or a ``torch.device`` checked (the one device contract).
 - :func:`fit`  Adam on the mean binary cross-entropy of the logits,
   ℓ = −mean[y log σ(z) + (1 − y) log(1 − σ(z))], for a fixed number of epochs; mini-batches
   shuffled by a ``torch.Generator`` seeded from ``seed`` (full batch when ``batch_size`` is None).
@@ -23,23 +24,47 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-__all__ = ["evaluate", "fit", "resolve_device"]
+__all__ = ["DEVICES", "evaluate", "fit", "resolve_device"]
 
 
-def resolve_device(device=None) -> torch.device:
-    """The device to train on: ``device`` itself, or CUDA when available and CPU otherwise.
+DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
+"""The device names every study and the command line accept ("auto": CUDA when present)."""
 
-    >>> resolve_device("cpu")
-    device(type='cpu')
+
+def resolve_device(device=None) -> str:
+    """The device to compute on, by name: the one device contract of the library.
+
+    ``"auto"`` or ``None`` -> ``"cuda"`` when CUDA is available, else ``"cpu"``; ``"cpu"``,
+    ``"cuda"``, ``"cuda:N"`` or a ``torch.device`` of those types -> its name, checked.  A
+    string (not a ``torch.device``) is returned so that it can stand in a study's cached
+    configuration; torch takes it wherever it takes a device.  ValueError naming ``device``
+    for anything else, and when CUDA is asked for but absent.
+
+    >>> resolve_device("cpu"), resolve_device(torch.device("cpu"))
+    ('cpu', 'cpu')
+    >>> resolve_device("auto") in ("cpu", "cuda")
+    True
     """
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device is None or (isinstance(device, str) and device == "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    expected = f"expected one of {DEVICES}, 'cuda:N', None or a torch.device"
+    if not isinstance(device, str | torch.device):
+        raise ValueError(f"device: {expected}, got {device!r}")
     try:
-        return torch.device(device)
+        parsed = torch.device(device)
     except (RuntimeError, TypeError) as error:
-        raise ValueError(
-            f"device: expected None, 'cpu', 'cuda' or a torch.device, got {device!r}"
-        ) from error
+        raise ValueError(f"device: {expected}, got {device!r}") from error
+    if parsed.type not in ("cpu", "cuda"):
+        raise ValueError(f"device: {expected}, got {device!r}")
+    if parsed.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device: {device!r} requested but no CUDA device is available")
+        if parsed.index is not None and parsed.index >= torch.cuda.device_count():
+            raise ValueError(
+                f"device: {device!r} requested but only {torch.cuda.device_count()} CUDA "
+                "device(s) are present"
+            )
+    return str(parsed)
 
 
 def _check_data(points, labels) -> tuple[torch.Tensor, torch.Tensor]:

@@ -19,7 +19,8 @@ study's figures), :mod:`~curvlab.plotting.step_errors` (finite-difference errors
 - :class:`CheckTable`  a chapter's checks in one table (claim, measured, rule, outcome).
 - Part II: :func:`plot_forest` (effects with CIs), :func:`plot_curvature_accuracy` with
   :func:`linear_fit_band` (a fit and its confidence band), :func:`plot_decision_boundaries`
-  (several classifiers side by side), :func:`plot_loss_curves`, and the depth study's
+  (several classifiers side by side), :func:`plot_loss_curves`, :func:`plot_task_effects`,
+  :func:`plot_sweep`, :func:`write_figures` (the study's PNG files), and the depth study's
   :func:`plot_poole_anchor`, :func:`plot_structured_law`, :func:`plot_depth_study`; and
   :func:`plot_step_errors` (a finite-difference error against its step).
 
@@ -41,6 +42,9 @@ from curvlab.plotting.experiments import (
     plot_decision_boundaries,
     plot_forest,
     plot_loss_curves,
+    plot_sweep,
+    plot_task_effects,
+    write_figures,
 )
 from curvlab.plotting.step_errors import plot_step_errors
 from curvlab.plotting.style import BOOK_STYLE, COLORS, CURVATURE_CMAP, use_book_style
@@ -59,8 +63,11 @@ __all__ = [
     "plot_depth_study",
     "plot_forest",
     "plot_loss_curves",
+    "plot_sweep",
+    "plot_task_effects",
     "plot_poole_anchor",
     "plot_step_errors",
     "plot_structured_law",
     "use_book_style",
+    "write_figures",
 ]

@@ -3,7 +3,10 @@
 - :func:`plot_forest`  paired effects with their confidence intervals, one row per comparison.
 - :func:`plot_curvature_accuracy` with :func:`linear_fit_band` (a fit and its confidence band).
 - :func:`plot_decision_boundaries`  several classifiers side by side, over the same data.
-- :func:`plot_loss_curves`  training loss against epoch, one line per model.
+- :func:`plot_loss_curves`  training loss per model and task, median over seeds with a band.
+- :func:`plot_task_effects`  per task, the gated − ungated effects on accuracy and curvature.
+- :func:`plot_sweep`  the one-factor sweep's effects per factor.
+- :func:`write_figures`  the study's figures as PNG files.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ __all__ = [
     "plot_decision_boundaries",
     "plot_forest",
     "plot_loss_curves",
+    "plot_sweep",
+    "plot_task_effects",
+    "write_figures",
 ]
 
 
@@ -144,12 +150,15 @@ def plot_curvature_accuracy(
     title: str | None = None,
     xlabel: str = r"$\log \int|K|\,dA$",
     ylabel: str = "test accuracy",
+    center_by: tuple[str, ...] = (),
 ):
     """Scatter of ``y`` against ``x`` over runs (coloured by ``group``), the fit and its 95% band.
 
     ``runs`` are records (rows of ``runs.csv``); rows where ``x`` or ``y`` is None are left
-    out. The line and band are :func:`linear_fit_band` over all plotted runs. Returns
-    ``(fig, ax, band)``.
+    out. ``center_by`` names keys (e.g. ``("task",)`` or ``("task", "model")``) within whose
+    cells the means of x and y are removed first, so the plot shows the association within
+    those cells only (the axis labels say so). The line and band are :func:`linear_fit_band`
+    over all plotted runs. Returns ``(fig, ax, band)``.
 
     >>> rows = [{"model": m, "log_curvature": float(i), "test_accuracy": 0.5 + 0.01 * i}
     ...         for i, m in enumerate(["gated", "ungated"] * 3)]
@@ -162,6 +171,14 @@ def plot_curvature_accuracy(
     rows = [r for r in rows if r[x] is not None and r[y] is not None]
     xs = np.array([float(r[x]) for r in rows])
     ys = np.array([float(r[y]) for r in rows])
+    if center_by:
+        cells = [tuple(r[key] for key in center_by) for r in rows]
+        for cell in set(cells):
+            mask = np.array([c == cell for c in cells])
+            xs[mask] -= xs[mask].mean()
+            ys[mask] -= ys[mask].mean()
+        within = " × ".join(center_by)
+        xlabel, ylabel = f"{xlabel} − {within} mean", f"{ylabel} − {within} mean"
     band = linear_fit_band(xs, ys)
     if ax is None:
         fig, ax = plt.subplots()
@@ -280,50 +297,148 @@ def plot_decision_boundaries(
     return fig, axes
 
 
-def plot_loss_curves(
-    histories: Mapping[str, object],
-    *,
-    ax: object | None = None,
-    title: str | None = None,
-    ylabel: str = "training loss (log scale)",
-):
-    """Training loss against epoch: every run as a thin line, the median per model as a thick one.
+def plot_loss_curves(curve_rows: object, *, depth: int = 1, columns: int = 4):
+    """Training loss per model and task: the median over seeds and its 10–90% band.
 
-    ``histories`` maps a model name to a sequence of loss curves (one per seed, each a sequence
-    of per-epoch losses; curves of one model must have equal length). Returns ``(fig, ax)``.
+    ``curve_rows`` are rows of ``loss_curves.csv`` (``task``, ``model``, ``depth``, ``epoch``,
+    ``budget``, ``loss``); the x axis is the share of each run's own budget, so runs retrained
+    at a longer budget end at 1 too (snapshots at :data:`curvlab.studies.cells.CURVE_POINTS`
+    evenly spaced epochs). One panel per task, in the order of ``TASKS``. Returns
+    ``(fig, axes)``.
 
-    >>> fig, ax = plot_loss_curves({"gated": [[1.0, 0.5, 0.4], [0.9, 0.6, 0.3]]})
-    >>> len(ax.lines)
-    3
+    >>> rows = [{"task": "xor", "model": m, "depth": 1, "epoch": e, "budget": 4,
+    ...          "loss": 1 / (e + 1)} for m in ("ungated", "gated_elementwise") for e in range(4)]
+    >>> fig, axes = plot_loss_curves(rows)
+    >>> len(axes.flat[0].lines)
+    2
     >>> plt.close(fig)
     """
-    if not isinstance(histories, Mapping) or not histories:
-        raise TypeError("histories must be a nonempty mapping of model names to loss curves")
-    if ax is None:
-        fig, ax = plt.subplots()
-    else:
-        fig = ax.figure
-    for name, curves in histories.items():
-        array = as_float_array(f"histories[{name!r}]", [list(c) for c in curves])
-        if array.ndim != 2 or array.shape[1] == 0:
-            raise ValueError(f"histories[{name!r}] must be equal-length loss curves, one per run")
-        if not np.all(np.isfinite(array)) or array.min() <= 0:
-            raise ValueError(f"histories[{name!r}] must hold finite positive losses")
-        epochs = np.arange(1, array.shape[1] + 1)
-        color = color_of(name)
-        for curve in array:
-            ax.plot(epochs, curve, color=color, lw=0.6, alpha=0.25)
-        ax.plot(
-            epochs,
-            np.median(array, axis=0),
-            color=color,
-            lw=2,
-            label=f"{name} (median of {len(array)})",
+    from curvlab.models.tasks import TASKS
+    from curvlab.studies.cells import CURVE_POINTS
+
+    keys = ("task", "model", "depth", "epoch", "budget", "loss")
+    rows = [r for r in check_records("curve_rows", curve_rows, keys) if r["depth"] == depth]
+    if not rows:
+        raise ValueError(f"curve_rows: no row at depth {depth}")
+    tasks = [t for t in TASKS if any(r["task"] == t for r in rows)]
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    grouped: dict = {}
+    for r in rows:
+        share = round(CURVE_POINTS * r["epoch"] / r["budget"]) / CURVE_POINTS
+        grouped.setdefault((r["task"], r["model"]), {}).setdefault(share, []).append(r["loss"])
+    n_rows = -(-len(tasks) // columns)
+    fig, axes = plt.subplots(n_rows, columns, figsize=(12, 2.6 * n_rows), squeeze=False)
+    for ax, task in zip(axes.flat, tasks, strict=False):
+        for model in models:
+            series = grouped.get((task, model))
+            if not series:
+                continue
+            shares = sorted(series)
+            values = [series[s] for s in shares]
+            color = color_of(model)
+            ax.plot(shares, [np.median(v) for v in values], color=color, lw=1.2, label=model)
+            low = [np.quantile(v, 0.1) for v in values]
+            high = [np.quantile(v, 0.9) for v in values]
+            ax.fill_between(shares, low, high, color=color, alpha=0.15, lw=0)
+        ax.set_yscale("log")
+        ax.set_title(task, fontsize=9)
+    for ax in list(axes.flat)[len(tasks) :]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    fig.supxlabel("share of the run's epochs")
+    fig.supylabel("training loss (median, 10–90% band)")
+    return fig, axes
+
+
+def plot_task_effects(effects: object, *, baseline: str = "ungated", depth: int = 1):
+    """Per task, gated − ``baseline`` paired effects on test accuracy and on log ∫|K| dA.
+
+    Two :func:`plot_forest` panels side by side over the rows of ``effects.csv`` (``task``,
+    ``measure``, ``baseline``, ``depth``, ``effect``, ``ci_low``, ``ci_high``), tasks in the
+    order of ``TASKS``. Returns ``(fig, axes)``.
+    """
+    from curvlab.models.tasks import TASKS
+
+    keys = ("task", "measure", "baseline", "depth")
+    rows = check_records("effects", effects, keys)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    panels = (("test_accuracy", "Δ test accuracy"), ("log_curvature_total_abs", "Δ log ∫|K| dA"))
+    for ax, (measure, xlabel) in zip(axes, panels, strict=True):
+        chosen = [
+            r
+            for r in rows
+            if (r["measure"], r["baseline"], r["depth"]) == (measure, baseline, depth)
+        ]
+        chosen.sort(key=lambda r: TASKS.index(r["task"]))
+        plot_forest(chosen, label="task", ax=ax, xlabel=xlabel)
+    fig.suptitle(f"gated_elementwise − {baseline}, mean over seeds with 95% CI")
+    return fig, axes
+
+
+def plot_sweep(rows: object):
+    """Per swept factor (columns), the E2 and E1 paired differences (rows) with 95% intervals.
+
+    ``rows`` are records of the one-factor sweep (:func:`curvlab.studies.sweep.sweep`); the
+    default point (``factor == "default"``) is drawn filled in every column. Returns
+    ``(fig, axes)``.
+    """
+    from curvlab.studies.sweep import SWEEP
+
+    rows = check_records("rows", rows, ("factor",))
+    default = next(r for r in rows if r["factor"] == "default")
+    fig, axes = plt.subplots(2, len(SWEEP), figsize=(12, 5), squeeze=False)
+    measures = (("e2", "Δ accuracy (E2)"), ("e1", "Δ log ∫|K| dA (E1)"))
+    for col, factor in enumerate(SWEEP):
+        points = sorted(
+            [default, *(r for r in rows if r["factor"] == factor)], key=lambda r: r[factor]
         )
-    ax.set_yscale("log")
-    ax.set_xlabel("epoch")
-    ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8)
-    if title is not None:
-        ax.set_title(title)
-    return fig, ax
+        for row, (key, label) in enumerate(measures):
+            ax = axes[row, col]
+            shown = [r for r in points if r[f"{key}_effect"] is not None]
+            x = np.arange(len(shown))
+            y = np.array([r[f"{key}_effect"] for r in shown])
+            err = [
+                y - [r[f"{key}_ci_low"] for r in shown],
+                [r[f"{key}_ci_high"] for r in shown] - y,
+            ]
+            color = COLORS["gated"]
+            ax.errorbar(x, y, yerr=err, fmt="o", mfc="white", color=color, capsize=3)
+            marks = [i for i, r in enumerate(shown) if r["factor"] == "default"]
+            ax.plot(x[marks], y[marks], "o", color=color)
+            ax.axhline(0, color=COLORS["reference"], lw=0.8)
+            ax.set_xticks(x, [str(r[factor]) for r in shown])
+            ax.set_xlabel(factor if row else "")
+            if col == 0:
+                ax.set_ylabel(label)
+    fig.suptitle("gated_elementwise − ungated per sweep point (95% CI; filled: the default)")
+    return fig, axes
+
+
+def write_figures(runs, curve_rows, analysis: Mapping, out) -> dict:
+    """Write the study's figures as PNG files into ``out``; returns their paths by name.
+
+    ``task_effects.png`` (:func:`plot_task_effects`), ``loss_curves.png``
+    (:func:`plot_loss_curves`) and ``curvature_accuracy.png`` (:func:`plot_curvature_accuracy`
+    on the nonlinear tasks, means removed within task × model), each at the shallowest depth.
+    """
+    from pathlib import Path
+
+    from curvlab.models.tasks import NONLINEAR_TASKS
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    depth = min(r["depth"] for r in runs)
+    nonlinear = [r for r in runs if r["task"] in NONLINEAR_TASKS and r["depth"] == depth]
+    figures = {
+        "task_effects": plot_task_effects(analysis["effects"], depth=depth)[0],
+        "loss_curves": plot_loss_curves(curve_rows, depth=depth)[0],
+        "curvature_accuracy": plot_curvature_accuracy(
+            nonlinear, x="log_curvature_total_abs", center_by=("task", "model")
+        )[0],
+    }
+    paths = {}
+    for name, fig in figures.items():
+        paths[name] = out / f"{name}.png"
+        fig.savefig(paths[name], dpi=110)
+        plt.close(fig)
+    return paths

@@ -21,7 +21,7 @@
   :mod:`~curvlab.analysis.empirical` (claims and their verdicts),
   :mod:`~curvlab.plotting.tables` (the results in words, for the chapters),
   :mod:`~curvlab.studies.boundaries` (one run retrained) and
-  :mod:`~curvlab.plotting.figures`.
+  :mod:`~curvlab.plotting.experiments`.
 
 A record is a flat dict of plain values (str, int, float, None), one per run, so a list of
 records is a table: :func:`write_csv` writes it.  Submodules are imported on demand.

@@ -1,7 +1,8 @@
 """One cell of the Part II study: all tasks × seeds of one (model, depth), trained at once.
 
 :func:`run_cell` (cached) builds every member of a cell, trains them as one vectorised ensemble
-(:func:`curvlab.models.ensemble.train_ensemble`, full-batch Adam), then measures each
+(:func:`curvlab.models.ensemble.train_ensemble`, full-batch Adam, the ``nn.Module`` under
+``vmap``), then measures each
 member in float64: test accuracy and loss, ∫|K| dA over the data region, ρ₀ and ρ⊥ at test
 points along random unit directions (:mod:`curvlab.models.sheets`).  The measures are
 also taken at the start t₀ of the last window of epochs, from a snapshot of the weights, and
@@ -33,6 +34,7 @@ from curvlab.models.ensemble import (
 )
 from curvlab.models.sheets import data_region_grid, direction_measures, sheet_from_jets
 from curvlab.models.tasks import LINEAR_TASKS, make_task
+from curvlab.models.training import resolve_device
 from curvlab.studies.cache import cached
 
 __all__ = [
@@ -40,7 +42,7 @@ __all__ = [
     "RUN_COLUMNS",
     "build_members",
     "measure_members",
-    "resolve_device",
+    "resolve_device",  # re-exported from curvlab.models.training, the one definition
     "run_cell",
     "train_and_judge",
     "train_until_converged",
@@ -86,17 +88,6 @@ curvature_total_abs = ∫|K| dA over the data region, rho = ρ₀, rho_normal = 
 
 
 _TRAINED = RUN_COLUMNS[RUN_COLUMNS.index("params") : RUN_COLUMNS.index("test_accuracy") + 1]
-
-
-def resolve_device(device) -> str:
-    """'auto' or None → 'cuda' when present, else 'cpu'; 'cpu'/'cuda' checked."""
-    if device in (None, "auto"):
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device not in ("cpu", "cuda"):
-        raise ValueError(f"device: expected 'auto', 'cpu' or 'cuda', got {device!r}")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device: 'cuda' requested but no CUDA device is available")
-    return device
 
 
 def _log(value):

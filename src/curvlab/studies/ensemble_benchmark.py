@@ -2,10 +2,11 @@
 
 :func:`benchmark_ensemble` (also ``python -m curvlab ensemble-benchmark``) trains the same
 ``seeds`` classifiers three ways, by :func:`curvlab.models.ensemble.train_loop` (one model
-at a time), by the ``vmap`` ensemble and by the hand-batched ``einsum`` ensemble, and reports
-the wall times and the ratios loop / ensemble.  All three run on one ``device`` (the CPU by
-default; ``"cuda"`` measures the same comparison on a GPU, each timing closed by a
-synchronisation), so the ratio compares like with like.
+at a time), by the ``vmap`` ensemble (the ``nn.Module`` itself, the default and the pass every
+measurement uses) and by the hand-batched ``einsum`` ensemble (an opt-in training
+optimisation), and reports the wall times and the ratios loop / ensemble.  All three run on
+one ``device`` (the CPU by default; ``"cuda"`` measures the same comparison on a GPU, each
+timing closed by a synchronisation), so the ratio compares like with like.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import torch
 from curvlab.models.attention import build_classifier
 from curvlab.models.ensemble import BACKENDS, stack, train_ensemble, train_loop
 from curvlab.models.tasks import make_task
-from curvlab.studies.cells import resolve_device
+from curvlab.models.training import resolve_device
 
 __all__ = ["benchmark_ensemble"]
 
@@ -53,7 +54,7 @@ def benchmark_ensemble(
     device = resolve_device(device)
 
     def synchronise():
-        if device == "cuda":
+        if device.startswith("cuda"):
             torch.cuda.synchronize()
 
     data = [make_task(task, n_train=n_train, n_test=1, seed=s) for s in range(seeds)]

@@ -16,7 +16,7 @@
 - ``DIR/meta.json``  the configuration, the analysis plan, code version, timings;
 
 The command line (``python -m curvlab reproduce``) also draws the study's figures into ``DIR``
-(:func:`curvlab.plotting.figures.write_figures`).
+(:func:`curvlab.plotting.write_figures`).
 
 The work is split by concern: :mod:`curvlab.studies.cells` trains and measures one
 (model, depth) cell as a vectorised ensemble (cached on disk under its configuration and the

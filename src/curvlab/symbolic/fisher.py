@@ -135,4 +135,9 @@ def gaussian_fisher_information(mean, cov, params) -> sp.Matrix:
             hessian_mn = sp.diff(score_m, params[n])
             entry = simplify(-_gaussian_expectation(hessian_mn, y, mu, sigma))
             information[m, n] = information[n, m] = entry
+    if information.is_zero_matrix:
+        raise ValueError(
+            "mean, cov: neither depends on the params (the Fisher information is identically "
+            "zero); write them in the params passed"
+        )
     return information

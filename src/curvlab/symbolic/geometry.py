@@ -26,8 +26,17 @@ that is not square or symmetric, whose determinant vanishes identically, that is
 positive definite (a diagonal entry or leading minor SymPy proves ≤ 0: diag(−1, 1),
 diag(−1, −v²) with v real), or that mentions a symbol with a coordinate's name that is not
 that coordinate (``Symbol("theta")`` against ``Symbol("theta", positive=True)``: to SymPy a
-constant, and K would silently be 0).  Where SymPy cannot decide a sign, every result rests
-on the assumption that the metric is positive definite where it is used.
+constant, and K would silently be 0), or that contains symbols but none of the coordinates
+(written in another chart: again K would silently be 0).  ``pullback_metric`` also refuses an
+embedding whose Jacobian vanishes identically and a ``cov`` that depends on the coordinates.
+
+Where SymPy cannot decide a sign (a symbol without assumptions, as ``c`` in
+diag(1, c sin²θ)), the metric is accepted.  Every formula of the chain is a rational identity
+in the entries of g and their derivatives, valid wherever g is symmetric with det g ≠ 0: the
+results are the curvature of the Levi-Civita connection of g whatever its signature
+(pseudo-Riemannian where g is indefinite: diag(1, c sin²θ) has K = 1 for every c ≠ 0), and
+they are the Riemannian curvature exactly on the region where g is positive definite.  The
+caller who wants a Riemannian statement states that region (assumptions on the symbols).
 
 How it stays fast: every entry lives in one rational function field (no ``simplify`` on a
 large expression, ever); Γ and R are assembled as polynomials over a common denominator with
@@ -50,6 +59,7 @@ from curvlab.symbolic.validation import (
     as_metric,
     as_vector,
     check_coordinate_names,
+    check_mentions_coordinates,
 )
 
 __all__ = [
@@ -73,6 +83,11 @@ def pullback_metric(embedding, coords, cov=None) -> sp.Matrix:
     symmetric positive definite; the identity when None).  With Σ fixed this is the Fisher-Rao
     metric of the family coords ↦ N(embedding, Σ).  Entries are returned canceled.
 
+    Refused (ValueError): an embedding with symbols but none of the coordinates (written in
+    another chart), an embedding whose Jacobian vanishes identically (a zero pullback), and a
+    ``cov`` that depends on the coordinates: J^T Σ⁻¹ J is then not the Fisher-Rao metric,
+    which :func:`~curvlab.symbolic.fisher.gaussian_fisher_information` derives.
+
     >>> import sympy as sp
     >>> u, v = sp.symbols("u v", real=True)
     >>> pullback_metric(sp.Matrix([u, v, u * v]), [u, v])
@@ -92,12 +107,26 @@ def pullback_metric(embedding, coords, cov=None) -> sp.Matrix:
             f"coords: {k} coordinates cannot be immersed in {d} dimensions (need k <= d)"
         )
     check_coordinate_names(f, coords, "embedding")
+    check_mentions_coordinates(f, coords, "embedding")
     cov = as_cov(cov, d)
     check_coordinate_names(cov, coords, "cov")
+    moving = sorted(str(c) for c in sp.Matrix(cov).free_symbols & set(coords))
+    if moving:
+        raise ValueError(
+            f"cov: depends on the coordinates ({', '.join(moving)}); pullback_metric needs a "
+            "fixed covariance, and J^T cov^-1 J is then not the Fisher-Rao metric (it lacks "
+            "the term 1/2 tr(cov^-1 d cov cov^-1 d cov)); use "
+            "gaussian_fisher_information(mean, cov, params)"
+        )
     jacobian = f.jacobian(coords)  # (d, k)
     precision = cov if cov == sp.eye(d) else inverse(cov)
     g = jacobian.T * precision * jacobian  # (k, k)
     g = g.applyfunc(simplify)
+    if g.is_zero_matrix:
+        raise ValueError(
+            "embedding: its Jacobian vanishes identically (the pullback metric is zero): "
+            "the embedding does not depend on the coordinates"
+        )
     return g
 
 
@@ -296,6 +325,7 @@ def brioschi(E, F, G, u, v) -> sp.Expr:
     u, v = as_coords([u, v], "u, v")
     E, F, G = (sp.sympify(e) for e in (E, F, G))
     check_coordinate_names([E, F, G], (u, v), "E, F, G")
+    check_mentions_coordinates([E, F, G], (u, v), "E, F, G")
     A = RationalFunctionArithmetic.build([E, F, G], (u, v))
     return simplify(A.to_expr(_brioschi(A, A.lift(E), A.lift(F), A.lift(G))))
 

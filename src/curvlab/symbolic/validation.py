@@ -6,6 +6,7 @@ What is here::
     as_matrix, as_column, as_vector   matrices, embeddings (d×1) and tangent vectors
     as_metric(metric, coords)     a metric the chain can trust (see its docstring)
     check_coordinate_names        a symbol named like a coordinate must be that coordinate
+    check_mentions_coordinates    symbols, but none of the coordinates: another chart
     check_not_provably_indefinite no diagonal entry or leading minor provably ≤ 0
     as_cov, check_symmetric_positive_definite   the fixed covariance Σ of a Gaussian
 
@@ -31,6 +32,7 @@ __all__ = [
     "as_metric",
     "as_vector",
     "check_coordinate_names",
+    "check_mentions_coordinates",
     "check_not_provably_indefinite",
     "check_symmetric_positive_definite",
 ]
@@ -79,7 +81,8 @@ def as_metric(metric, coords) -> tuple[sp.Matrix, tuple[sp.Symbol, ...]]:
     """Validate a metric and its coordinates, or raise ValueError / TypeError saying why.
 
     Square, sizes agree with ``coords``, symmetric, no symbol that shares a coordinate's name
-    without being it (:func:`check_coordinate_names`), not provably indefinite or negative
+    without being it (:func:`check_coordinate_names`), not written in other symbols only
+    (:func:`check_mentions_coordinates`), not provably indefinite or negative
     (:func:`check_not_provably_indefinite`), determinant not identically zero.
     """
     g = as_matrix(metric, "metric")
@@ -92,6 +95,7 @@ def as_metric(metric, coords) -> tuple[sp.Matrix, tuple[sp.Symbol, ...]]:
             f"coords: a {rows}x{rows} metric needs {rows} coordinates, got {len(coords)}"
         )
     check_coordinate_names(g, coords, "metric")
+    check_mentions_coordinates(g, coords, "metric")
     for i in range(rows):
         for j in range(i + 1, rows):
             if not is_zero(g[i, j] - g[j, i]):
@@ -131,6 +135,41 @@ write both with the same Symbol
                     f"{sp.srepr(coordinate)} but is a different symbol to SymPy (other "
                     "assumptions); write both with the same Symbol"
                 )
+
+
+def check_mentions_coordinates(exprs, coords, name: str) -> None:
+    """Refuse expressions that contain symbols but none of the coordinates.
+
+    Such a metric (or embedding) is constant to SymPy in ``coords``: its curvature would come
+    out 0 however curved it is in the chart it was written in, as when the rational chart
+    ``t1, t2`` and the exponential chart ``x1, x2`` of one family sit side by side and the
+    metric of one is passed with the coordinates of the other.  Expressions free of symbols
+    (numbers) are accepted: a numeric constant metric is flat, rightly.  A metric constant in
+    the chart but with symbolic parameters is refused too, since SymPy cannot tell a parameter
+    from a coordinate of another chart; its curvature is 0 without computation (all its
+    Christoffel symbols vanish), or substitute numbers for the parameters.
+
+    >>> import sympy as sp
+    >>> t1, t2, x1, x2 = sp.symbols("t1 t2 x1 x2", positive=True)
+    >>> check_mentions_coordinates([1 + t1**2, t1 * t2], [x1, x2], "metric")
+    Traceback (most recent call last):
+    ...
+    ValueError: metric: mentions none of the coordinates (x1, x2) but depends on t1, t2: to \
+SymPy it is constant in (x1, x2) and its curvature would be 0; write it in the coordinates \
+passed (is it in another chart?); if it is truly constant in them, it is flat: all its \
+Christoffel symbols vanish
+    """
+    items = exprs if isinstance(exprs, sp.MatrixBase) else list(exprs)
+    symbols = set().union(*(sp.sympify(expr).free_symbols for expr in items))
+    if symbols and not symbols & set(coords):
+        names = ", ".join(sorted(str(symbol) for symbol in symbols))
+        chart = ", ".join(str(c) for c in coords)
+        raise ValueError(
+            f"{name}: mentions none of the coordinates ({chart}) but depends on {names}: to "
+            f"SymPy it is constant in ({chart}) and its curvature would be 0; write it in the "
+            "coordinates passed (is it in another chart?); if it is truly constant in them, it "
+            "is flat: all its Christoffel symbols vanish"
+        )
 
 
 _DECIDE_SIGNS_UP_TO = 300  # expression nodes; SymPy's sign inference costs seconds beyond

@@ -1,4 +1,4 @@
-"""``python -m curvlab.classroom``: see :mod:`curvlab.classroom.cli`."""
+"""``python -m curvgrade``: see :mod:`curvgrade.cli`."""
 
 import sys
 

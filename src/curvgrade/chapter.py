@@ -6,7 +6,7 @@
 - ``solution``  the answer cells, ``:exercise: <label> answer``, inside the exercise's
   ``solution-start``/``solution-end`` span;
 - ``check``     check cells, ``:exercise: <label> check (<n> points)``, or ``hidden check``
-  (see :mod:`curvlab.classroom.markup` for the format).
+  (see :mod:`curvgrade.markup` for the format).
 
 Every rule of the format is validated; all problems are reported at once in a
 :class:`ChapterFormatError` that names the chapter, the cell (its number and its line in the
@@ -27,64 +27,6 @@ import nbformat
 from . import markup
 from .bundle import CheckSpec
 
-EXAMPLE_CHAPTER = """\
----
-kernelspec:
-  display_name: Python 3 (curvlab)
-  language: python
-  name: python3
----
-
-# A tiny chapter
-
-::::{exercise} Two
-:label: ex-tiny-two
-
-Define `two`, the integer 1 + 1. Points: 3.
-::::
-
-::::{solution-start} ex-tiny-two
-:class: dropdown
-::::
-
-```{code-cell} ipython3
-:exercise: ex-tiny-two answer
-two = 1 + 1
-```
-
-::::{solution-end}
-::::
-
-```{code-cell} ipython3
-:exercise: ex-tiny-two check (1 point)
-# two is an int
-assert isinstance(two, int)
-```
-
-```{code-cell} ipython3
-:exercise: ex-tiny-two hidden check (2 points)
-:tags: [remove-cell]
-# two is 2
-assert two == 2
-```
-"""
-"""The smallest chapter in the exercise format: one exercise, one public and one hidden check.
-
-The doctests of this package read it; ``write_example_chapter`` writes it to a file.
-"""
-
-
-def write_example_chapter(folder: str | Path) -> Path:
-    """Write :data:`EXAMPLE_CHAPTER` to ``folder/tiny.md`` and return the path.
-
-    >>> import tempfile
-    >>> write_example_chapter(tempfile.mkdtemp()).name
-    'tiny.md'
-    """
-    path = Path(folder) / "tiny.md"
-    path.write_text(EXAMPLE_CHAPTER, encoding="utf-8")
-    return path
-
 
 class ChapterFormatError(ValueError):
     """A chapter does not follow the exercise format; ``problems`` lists every violation."""
@@ -98,7 +40,7 @@ class ChapterFormatError(ValueError):
 
 @dataclass(frozen=True)
 class Check(CheckSpec):
-    """One check cell of a chapter: a :class:`~curvlab.classroom.bundle.CheckSpec` and the
+    """One check cell of a chapter: a :class:`~curvgrade.bundle.CheckSpec` and the
     index of its cell in the chapter notebook (``number`` counts 1, 2, ... in source order
     within the exercise)."""
 
@@ -258,15 +200,15 @@ def read_chapter(path: str | Path) -> Chapter:
     markup of earlier versions (tags ``solution``/``check``/``hidden``, ``# check`` headers).
 
     >>> import tempfile
-    >>> chapter = read_chapter(write_example_chapter(tempfile.mkdtemp()))
+    >>> chapter = read_chapter(example_chapter(tempfile.mkdtemp()))
     >>> [(e.label, e.points, e.public_points, len(e.checks)) for e in chapter.exercises]
     [('ex-tiny-two', 3, 1, 2)]
     >>> broken = chapter.path.with_name("broken.md")
-    >>> _ = broken.write_text(EXAMPLE_CHAPTER.replace("(1 point)", "(one point)"))
+    >>> _ = broken.write_text(chapter.path.read_text().replace("(1 point)", "(one point)"))
     >>> read_chapter(broken)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    curvlab.classroom.chapter.ChapterFormatError: ...broken.md: 2 exercise-format problem(s):
+    curvgrade.chapter.ChapterFormatError: ...broken.md: 2 exercise-format problem(s):
       - cell 4 (line 30 of ...): ':exercise: ex-tiny-two check (one point)' is not one of ...
       - cell 1 (line 8 of ...): exercise 'ex-tiny-two' states 'Points: 3' but its checks are ...
     """

@@ -17,9 +17,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from curvlab.classroom import markup, read_chapter
-from curvlab.classroom.cli import main
-from curvlab.classroom.sandbox import sandbox_problem
+from curvgrade import markup, read_chapter
+from curvgrade.cli import main
+from curvgrade.sandbox import sandbox_problem
 
 pytestmark = [
     pytest.mark.slow,
@@ -30,8 +30,8 @@ pytestmark = [
     ),
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).parent / "fixtures" / "classroom"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).parent / "fixtures"
 CHAPTERS = [
     ROOT / "book" / "geometry" / "fisher-rao.md",
     ROOT / "book" / "geometry" / "curvature-toolkit.md",

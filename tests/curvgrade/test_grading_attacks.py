@@ -1,7 +1,7 @@
 """The attack suite: honest and cheating submissions of the fixture chapter, graded for real.
 
 One grading run (module fixture, ``--jobs 2``) of every sample of
-tests/fixtures/classroom/sample_submissions.py: honest right and wrong work, crashes, loops,
+tests/curvgrade/fixtures/sample_submissions.py: honest right and wrong work, crashes, loops,
 tampering, every attack of the classroom issue and a few more, and malformed files. Each
 sample must earn exactly the points its honest work underneath earns (cheating adds nothing),
 with the status and flags it is designed for; no process may outlive grading and no file
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from curvlab.classroom.bundle import Bundle
-from curvlab.classroom.cli import main
-from curvlab.classroom.sandbox import SANDBOX_UID, sandbox_problem
+from curvgrade.bundle import Bundle
+from curvgrade.cli import main
+from curvgrade.sandbox import SANDBOX_UID, sandbox_problem
 
 pytestmark = [
     pytest.mark.slow,
@@ -34,7 +34,7 @@ pytestmark = [
     ),
 ]
 
-FIXTURES = Path(__file__).parent / "fixtures" / "classroom"
+FIXTURES = Path(__file__).parent / "fixtures"
 CHAPTER = FIXTURES / "sphere-demo.md"
 DETACHED_DELAY = 3.0
 
@@ -269,7 +269,7 @@ def test_grading_the_same_submission_twice_gives_the_same_grade(graded, tmp_path
 
 
 def test_grading_refuses_without_a_sandbox_unless_unsafe(graded, tmp_path, monkeypatch, capsys):
-    import curvlab.classroom.cli as cli
+    import curvgrade.cli as cli
 
     monkeypatch.setattr(cli, "sandbox_problem", lambda: "bubblewrap is not installed")
     submissions = tmp_path / "subs"

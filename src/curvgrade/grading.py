@@ -7,9 +7,9 @@
    deleted given cell is restored and flagged), the student's answer cells and any cells they
    added, and an export step where each exercise's checks were; the student's copies of the
    checks are dropped (an edited or deleted public check is flagged);
-3. runs that in the sandbox (:mod:`curvlab.classroom.sandbox`, :mod:`~.runner`): answers
+3. runs that in the sandbox (:mod:`curvgrade.sandbox`, :mod:`~.runner`): answers
    leave it as data only;
-4. runs every check in a fresh process (:mod:`curvlab.classroom.checker`) on the decoded
+4. runs every check in a fresh process (:mod:`curvgrade.checker`) on the decoded
    answers: patched SymPy, rebound names, fake ``__eq__``, input transformers or a replaced
    ``showtraceback`` in the student's kernel cannot reach it;
 5. kills the sandbox and everything it started, and only then returns the result.
@@ -289,7 +289,7 @@ def _flag_copies(bundle: Bundle, notebook, plan: Plan, result: SubmissionResult)
 
 
 def _runner_command(workdir: Path, token: str, unsafe: bool) -> list[str]:
-    argv = [sys.executable, "-m", "curvlab.classroom.runner"]
+    argv = [sys.executable, "-m", "curvgrade.runner"]
     if unsafe:
         return argv
     return sandbox_command(workdir, token, argv)
@@ -312,10 +312,10 @@ def grade_notebook(
     ``unsafe`` is true. A file that is not a notebook is reported, and scores nothing:
 
     >>> import tempfile
-    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
-    >>> from curvlab.classroom.editions import autograder_bundle
+    >>> from curvgrade.chapter import read_chapter
+    >>> from curvgrade.editions import autograder_bundle
     >>> folder = Path(tempfile.mkdtemp())
-    >>> bundle = autograder_bundle(read_chapter(write_example_chapter(folder)))
+    >>> bundle = autograder_bundle(read_chapter(example_chapter(folder)))
     >>> _ = (folder / "alice.ipynb").write_text("{not json")
     >>> result = grade_notebook(bundle, folder / "alice.ipynb", unsafe=True)
     >>> result.student, result.status, result.total
@@ -398,7 +398,7 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits) -> dict | 
             [
                 sys.executable,
                 "-m",
-                "curvlab.classroom.checker",
+                "curvgrade.checker",
                 str(bundle_path),
                 str(read_fd),
                 str(write_fd),

@@ -3,9 +3,10 @@
 :func:`sandbox_command` wraps the runner in ``bwrap`` (Debian package ``bubblewrap``):
 
 - a new mount namespace whose root holds only ``/usr``, ``/etc``, the Python installation, the
-  virtual environment and the ``curvlab`` package (all read-only), a fresh ``/proc``, a minimal
-  ``/dev``, an empty ``/tmp`` and the submission's own working folder (the only writable
-  place): no chapter source, instructor edition, bundle, other submission or grade output;
+  virtual environment, the grader and the packages the chapters import (:data:`LIBRARIES`,
+  located without being imported), all read-only; a fresh ``/proc``, a minimal ``/dev``, an
+  empty ``/tmp`` and the submission's own working folder (the only writable place): no
+  chapter source, instructor edition, bundle, other submission or grade output;
 - new PID, network, IPC and UTS namespaces: no network, no signal to any process outside, and
   when the runner ends (or is killed) the kernel kills every process it started, detached ones
   included;
@@ -19,6 +20,7 @@ grading refuses to run unless told ``unsafe`` (then only the rlimits and a proce
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import resource
 import shutil
@@ -31,6 +33,7 @@ from pathlib import Path
 
 SANDBOX_UID = 65534
 HOME = "/home/student"
+LIBRARIES = ("curvlab",)  # packages the chapters import, readable in the sandbox
 
 
 @dataclass(frozen=True)
@@ -56,15 +59,17 @@ class Limits:
 
 
 def _read_only_roots() -> list[str]:
-    """Folders the kernel needs to read: the Python installation, the venv, the library."""
-    import curvlab
-
-    package_root = Path(curvlab.__file__).resolve().parent.parent
+    """Folders the kernel needs to read: the Python installation, the venv, the grader (the
+    runner is one of its modules) and the libraries."""
     roots = {
         os.path.realpath(sys.base_prefix),
         os.path.realpath(sys.prefix),
-        str(package_root),
+        str(Path(__file__).resolve().parent.parent),
     }
+    for library in LIBRARIES:
+        spec = importlib.util.find_spec(library)
+        if spec is not None and spec.origin is not None:
+            roots.add(str(Path(spec.origin).resolve().parent.parent))
     kept = []
     for root in sorted(roots):
         if root.startswith("/usr/") or root == "/usr":

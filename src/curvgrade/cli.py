@@ -1,8 +1,8 @@
-"""The command line: ``python -m curvlab.classroom <command>``.
+"""The command line: ``python -m curvgrade <command>``.
 
-    python -m curvlab.classroom validate <chapter.md ...|--all>
-    python -m curvlab.classroom student <chapter.md ...|--all> --out DIR
-    python -m curvlab.classroom grade --chapter <chapter.md|bundle.json> --submissions DIR \\
+    python -m curvgrade validate <chapter.md ...|--all>
+    python -m curvgrade student <chapter.md ...|--all> --out DIR
+    python -m curvgrade grade --chapter <chapter.md|bundle.json> --submissions DIR \\
         --out scores.csv [--feedback DIR] [--timeout S] [--cell-timeout S] [--jobs N] [--unsafe]
 
 ``--all`` takes every chapter listed in the book's ``_toc.yml`` (``--toc`` to name another)
@@ -242,13 +242,13 @@ def _grade(arguments: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    """The argument parser of ``python -m curvlab.classroom``.
+    """The argument parser of ``python -m curvgrade``.
 
     >>> parser().parse_args(["student", "a.md", "--out", "editions"]).out
     PosixPath('editions')
     """
     main = argparse.ArgumentParser(
-        prog="python -m curvlab.classroom",
+        prog="python -m curvgrade",
         description="Student editions of the book's chapters, and grading of returned notebooks.",
     )
     commands = main.add_subparsers(dest="command", required=True)
@@ -283,8 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status.
 
     >>> import tempfile
-    >>> from curvlab.classroom.chapter import write_example_chapter
-    >>> main(["validate", str(write_example_chapter(tempfile.mkdtemp()))])  # doctest: +ELLIPSIS
+    >>> main(["validate", str(example_chapter(tempfile.mkdtemp()))])  # doctest: +ELLIPSIS
     /.../tiny.md: 1 exercises, 1 graded, 2 checks (1 hidden), 3 points
       ex-tiny-two: 3 points (1 public), 2 checks
     0

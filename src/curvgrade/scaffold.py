@@ -1,6 +1,6 @@
 """A returned answer cell put back on its scaffold: the given lines restored, the answer kept.
 
-A scaffolded answer cell of the student edition (:func:`~curvlab.classroom.markup.
+A scaffolded answer cell of the student edition (:func:`~curvgrade.markup.
 placeholder_source`) has given lines (an import, a function signature) and, between
 ``# BEGIN ANSWER`` and ``# END ANSWER``, the student's answer. :func:`restore_answer` rebuilds
 the cell from the original template and the student's answer regions:

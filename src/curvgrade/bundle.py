@@ -5,7 +5,7 @@
   statement asks for), its checks, and a digest of its solution's answer lines (to flag a
   submission that is the solution line for line, without the bundle holding the solution),
   and its answer cells as the student edition gives them (``templates``: the given lines a
-  returned cell is restored to, :mod:`curvlab.classroom.scaffold`);
+  returned cell is restored to, :mod:`curvgrade.scaffold`);
 - :class:`Bundle`        the chapter: its exercises, the given code cells of the student
   edition (``given``, restored before a submission runs) and the ``layout`` of the student
   edition (``given:<k>``, ``answer:<label>``, ``checks:<label>`` in order), and the

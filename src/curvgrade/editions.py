@@ -8,7 +8,7 @@
 - instructor edition (``instructor/<slug>.ipynb``): the whole chapter, solutions and hidden
   checks included, with the same cell metadata; graded as a submission it must score full marks.
 - autograder bundle (``autograder/<slug>.json``): every check (public and hidden) with its
-  source, points and visibility; :mod:`curvlab.classroom.grading` grades from it.
+  source, points and visibility; :mod:`curvgrade.grading` grades from it.
 
 Cells that take part in grading carry ``metadata["curvlab"]``: ``{"role": "answer",
 "exercise": label}``, ``{"role": "check", "exercise": label, "check": n}`` or
@@ -118,8 +118,8 @@ def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
     """The student edition of ``chapter``: no solution, no hidden check, no output.
 
     >>> import tempfile
-    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
-    >>> chapter = read_chapter(write_example_chapter(tempfile.mkdtemp()))
+    >>> from curvgrade.chapter import read_chapter
+    >>> chapter = read_chapter(example_chapter(tempfile.mkdtemp()))
     >>> notebook = student_notebook(chapter)
     >>> [cell.metadata["curvlab"]["role"] for cell in notebook.cells if "curvlab" in cell.metadata]
     ['answer', 'check', 'hidden-checks']
@@ -173,8 +173,8 @@ def instructor_notebook(chapter: Chapter) -> nbformat.NotebookNode:
     """The instructor edition: the whole chapter with the grading metadata of the student one.
 
     >>> import tempfile
-    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
-    >>> chapter = read_chapter(write_example_chapter(tempfile.mkdtemp()))
+    >>> from curvgrade.chapter import read_chapter
+    >>> chapter = read_chapter(example_chapter(tempfile.mkdtemp()))
     >>> for cell in instructor_notebook(chapter).cells[1:]:
     ...     print(cell.source.split("\\n")[0], cell.metadata.get("curvlab", {}).get("role"))
     two = 1 + 1 answer
@@ -195,11 +195,11 @@ def instructor_notebook(chapter: Chapter) -> nbformat.NotebookNode:
 
 
 def autograder_bundle(chapter: Chapter) -> Bundle:
-    """Everything grading needs (:class:`~curvlab.classroom.bundle.Bundle`), solutions excepted.
+    """Everything grading needs (:class:`~curvgrade.bundle.Bundle`), solutions excepted.
 
     >>> import tempfile
-    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
-    >>> bundle = autograder_bundle(read_chapter(write_example_chapter(tempfile.mkdtemp())))
+    >>> from curvgrade.chapter import read_chapter
+    >>> bundle = autograder_bundle(read_chapter(example_chapter(tempfile.mkdtemp())))
     >>> bundle.points, [(c.points, c.hidden) for c in bundle.exercises[0].checks]
     (3, [(1, False), (2, True)])
     >>> bundle.exercises[0].names, bundle.layout
@@ -263,9 +263,9 @@ def bundle_from_chapter_or_file(path: str | Path) -> Bundle:
     """The autograder bundle for ``path``: a chapter ``.md`` (read and validated) or a ``.json``.
 
     >>> import tempfile
-    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
+    >>> from curvgrade.chapter import read_chapter
     >>> folder = tempfile.mkdtemp()
-    >>> written = write_editions(read_chapter(write_example_chapter(folder)), folder)
+    >>> written = write_editions(read_chapter(example_chapter(folder)), folder)
     >>> bundle_from_chapter_or_file(written["autograder"]) == bundle_from_chapter_or_file(
     ...     Path(folder) / "tiny.md")
     True
@@ -297,9 +297,9 @@ def write_editions(chapter: Chapter, out: str | Path) -> dict[str, Path]:
     """Write the three editions of ``chapter`` under ``out``; returns their paths by edition.
 
     >>> import tempfile
-    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
+    >>> from curvgrade.chapter import read_chapter
     >>> folder = Path(tempfile.mkdtemp())
-    >>> written = write_editions(read_chapter(write_example_chapter(folder)), folder / "out")
+    >>> written = write_editions(read_chapter(example_chapter(folder)), folder / "out")
     >>> for edition, path in written.items():
     ...     print(edition, path.relative_to(folder).as_posix())
     student out/student/tiny.ipynb
@@ -329,8 +329,8 @@ def leaked_solution_lines(chapter: Chapter, notebook: nbformat.NotebookNode) -> 
     chapter must give ``[]``; an instructor edition gives every distinctive answer line.
 
     >>> import tempfile
-    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
-    >>> chapter = read_chapter(write_example_chapter(tempfile.mkdtemp()))
+    >>> from curvgrade.chapter import read_chapter
+    >>> chapter = read_chapter(example_chapter(tempfile.mkdtemp()))
     >>> leaked_solution_lines(chapter, instructor_notebook(chapter))
     ['two = 1 + 1']
     """

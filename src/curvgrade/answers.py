@@ -20,7 +20,7 @@ True
 >>> decode(encode(type("Yes", (), {"__eq__": lambda self, other: True})()))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-curvlab.classroom.answers.AnswerError: answer must be ...; got Yes
+curvgrade.answers.AnswerError: answer must be ...; got Yes
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def decode(data, depth: int = 0):
     >>> decode({"pickle": "..."})
     Traceback (most recent call last):
     ...
-    curvlab.classroom.answers.AnswerError: unknown answer data kind
+    curvgrade.answers.AnswerError: unknown answer data kind
     """
     if depth > MAX_DEPTH:
         raise AnswerError(f"answer nested deeper than {MAX_DEPTH} levels")
@@ -222,7 +222,7 @@ def parse_srepr(text: str):
     >>> parse_srepr("__import__('os')")
     Traceback (most recent call last):
     ...
-    curvlab.classroom.answers.AnswerError: srepr: '__import__' is not an allowed SymPy class
+    curvgrade.answers.AnswerError: srepr: '__import__' is not an allowed SymPy class
     """
     if len(text) > MAX_SREPR:
         raise AnswerError("srepr: answer too large")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from curvlab.classroom import (
+from curvgrade import (
     ChapterFormatError,
     autograder_bundle,
     markup,
@@ -19,12 +19,12 @@ from curvlab.classroom import (
     student_notebook,
     write_editions,
 )
-from curvlab.classroom.bundle import Bundle
-from curvlab.classroom.cli import main, toc_chapters
-from curvlab.classroom.editions import instructor_notebook, leaked_solution_lines
+from curvgrade.bundle import Bundle
+from curvgrade.cli import main, toc_chapters
+from curvgrade.editions import instructor_notebook, leaked_solution_lines
 
-FIXTURE = Path(__file__).parent / "fixtures" / "classroom" / "sphere-demo.md"
-ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = Path(__file__).parent / "fixtures" / "sphere-demo.md"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _mutated(tmp_path: Path, *replacements: tuple[str, str]) -> Path:

@@ -1,6 +1,6 @@
 """The student site's sources: the book with every solution and hidden check removed.
 
-``python -m curvlab.classroom.site OUT`` copies the book (``_config.yml``, ``_toc.yml``,
+``python -m curvgrade.site OUT`` copies the book (``_config.yml``, ``_toc.yml``,
 ``book/`` without its paired notebooks) into ``OUT`` and rewrites every chapter with exercises
 as its student text (:func:`student_markdown`): no solution span, no ``{solution}`` block, no
 solution cell, no hidden check. The copy's ``_config.yml`` turns execution off, so building
@@ -26,8 +26,7 @@ def student_markdown(path: str | Path) -> str:
     """The chapter at ``path`` as MyST Markdown without solutions or hidden checks.
 
     >>> import tempfile
-    >>> from curvlab.classroom.chapter import write_example_chapter
-    >>> text = student_markdown(write_example_chapter(tempfile.mkdtemp()))
+    >>> text = student_markdown(example_chapter(tempfile.mkdtemp()))
     >>> "two = 1 + 1" in text, "two is an int" in text, "two == 2" in text, "solution" in text
     (False, True, False, False)
     """
@@ -115,6 +114,6 @@ def distinctive_answer_lines(path: str | Path, shortest: int = 16) -> list[str]:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        raise SystemExit("usage: python -m curvlab.classroom.site OUT")
+        raise SystemExit("usage: python -m curvgrade.site OUT")
     for path in write_student_book(".", sys.argv[1]):
         print(f"student text: {path}")

@@ -1,9 +1,9 @@
 """The student side of grading: runs a submission's cells inside the sandbox, reports data.
 
-``python -m curvlab.classroom.runner`` reads its plan (one JSON line) on standard input: the
+``python -m curvgrade.runner`` reads its plan (one JSON line) on standard input: the
 cells to run and, after each exercise's cells, the names to export. It runs each cell in an
 IPython shell (magics work as in Jupyter) under a per-cell alarm, then sends each exported
-answer as data (:func:`curvlab.classroom.answers.encode`) on the protocol channel, one JSON
+answer as data (:func:`curvgrade.answers.encode`) on the protocol channel, one JSON
 object per line. Afterwards it answers requests to call the student's functions with given
 arguments, again as data in and data out.
 

@@ -1,9 +1,9 @@
 """The grader side: a fresh process, never touched by student code, that runs the checks.
 
-``python -m curvlab.classroom.checker BUNDLE.json READ_FD WRITE_FD DEADLINE`` reads the
+``python -m curvgrade.checker BUNDLE.json READ_FD WRITE_FD DEADLINE`` reads the
 sandboxed runner's messages (cell outcomes, exported answers) from ``READ_FD`` until the
 runner is done or ``DEADLINE`` (seconds) passes, decodes every answer with the whitelist of
-:mod:`curvlab.classroom.answers`, then runs the chapter's given code and every check (public
+:mod:`curvgrade.answers`, then runs the chapter's given code and every check (public
 and hidden) in its own IPython shell with the decoded answers bound to their names. A student
 function stays in the sandbox: here its name is a proxy that sends the arguments there as
 data and decodes the result. It prints one JSON object: per-check outcomes, per-exercise

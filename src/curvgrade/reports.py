@@ -67,10 +67,10 @@ def write_scores(bundle: Bundle, results: list[SubmissionResult], path: str | Pa
     """Write ``scores.csv`` at ``path``, ``<stem>-checks.csv`` and ``summary.csv`` beside it.
 
     >>> import tempfile
-    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
-    >>> from curvlab.classroom.editions import autograder_bundle
+    >>> from curvgrade.chapter import read_chapter
+    >>> from curvgrade.editions import autograder_bundle
     >>> folder = Path(tempfile.mkdtemp())
-    >>> bundle = autograder_bundle(read_chapter(write_example_chapter(folder)))
+    >>> bundle = autograder_bundle(read_chapter(example_chapter(folder)))
     >>> result = SubmissionResult("alice", folder / "alice.ipynb")
     >>> result.checks = [
     ...     CheckResult("ex-tiny-two", 1, 1, "two is an int", False, True, "passed"),
@@ -167,9 +167,9 @@ def feedback_markdown(bundle: Bundle, result: SubmissionResult) -> str:
     """Readable feedback for one student: score, then each exercise's checks.
 
     >>> import tempfile
-    >>> from curvlab.classroom.chapter import read_chapter, write_example_chapter
-    >>> from curvlab.classroom.editions import autograder_bundle
-    >>> bundle = autograder_bundle(read_chapter(write_example_chapter(tempfile.mkdtemp())))
+    >>> from curvgrade.chapter import read_chapter
+    >>> from curvgrade.editions import autograder_bundle
+    >>> bundle = autograder_bundle(read_chapter(example_chapter(tempfile.mkdtemp())))
     >>> result = SubmissionResult("alice", Path("alice.ipynb"))
     >>> result.checks = [
     ...     CheckResult("ex-tiny-two", 1, 1, "two is an int", False, True, "passed"),

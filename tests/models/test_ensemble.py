@@ -1,0 +1,88 @@
+"""The ensemble measures the nn.Module itself; the einsum pass only trains, in parity."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from curvlab.geometry.gauss_equation import jets
+from curvlab.models.attention import VARIANTS, build_classifier, representation_map
+from curvlab.models.ensemble import (
+    BACKENDS,
+    ensemble_jets,
+    ensemble_logits,
+    ensemble_representation,
+    evaluate_ensemble,
+    stack,
+    train_ensemble,
+)
+from curvlab.models.tasks import make_task
+
+SMALL = {"d_model": 4, "n_heads": 1, "n_tokens": 2}
+SHAPES = [
+    *[(v, SMALL) for v in VARIANTS],
+    ("gated_headwise", {"d_model": 8, "n_heads": 2, "n_tokens": 3, "depth": 2, "norm": True}),
+    ("ablation", {**SMALL, "depth": 2, "residual": False, "pooling": "cls"}),
+]
+
+
+def _members(variant, widths, seeds=(0, 1)):
+    models = [build_classifier(variant, seed=s, **widths).double() for s in seeds]
+    tasks = [make_task("moons", n_train=32, n_test=8, seed=s) for s in seeds]
+    points = torch.stack([t.train_points for t in tasks]).double()
+    labels = torch.stack([t.train_labels for t in tasks]).double()
+    return models, points, labels
+
+
+def test_the_module_is_the_default_forward_pass():
+    assert BACKENDS[0] == "vmap"
+    models, points, _ = _members("gated_elementwise", SMALL)
+    with torch.no_grad():
+        expected = torch.stack([m(x) for m, x in zip(models, points, strict=True)])
+        pooled = torch.stack([m.representation(x) for m, x in zip(models, points, strict=True)])
+        ens = stack(models)
+        # the same module: equal up to the order of the batched sums
+        assert torch.allclose(ensemble_logits(ens, points), expected, rtol=0, atol=1e-14)
+        assert torch.allclose(ensemble_representation(ens, points), pooled, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize(("variant", "widths"), SHAPES)
+def test_einsum_training_equals_the_module_in_float64(variant, widths):
+    models, points, labels = _members(variant, widths)
+    settings = {"epochs": 10, "learning_rate": 0.05, "schedule": "cosine", "snapshots": [5]}
+    by_module, by_einsum = stack(copy.deepcopy(models)), stack(copy.deepcopy(models))
+    expected = train_ensemble(by_module, points, labels, backend="vmap", **settings)
+    fitted = train_ensemble(by_einsum, points, labels, backend="einsum", **settings)
+    assert torch.allclose(fitted["loss_curve"], expected["loss_curve"], rtol=0, atol=1e-12)
+    for name, parameter in by_module.params.items():
+        assert torch.allclose(by_einsum.params[name], parameter, rtol=0, atol=1e-10)
+    assert torch.allclose(fitted["train_loss"], expected["train_loss"], rtol=0, atol=1e-12)
+    moved = sum((by_module.params[n][0] - p).abs().sum() for n, p in models[0].named_parameters())
+    assert moved > 1e-3  # trained weights are compared, not the initial ones
+
+
+@pytest.mark.parametrize(("variant", "widths"), SHAPES[2:4])
+def test_jets_are_the_engines_jets_of_each_member_module(variant, widths):
+    models, points, _ = _members(variant, widths)
+    J, H = ensemble_jets(stack(models), points[:, :9])
+    assert J.shape == (2, 9, widths["d_model"], 2) and H.shape == (2, 9, widths["d_model"], 2, 2)
+    for e, model in enumerate(models):
+        J_e, H_e = jets(representation_map(model), points[e, :9])
+        assert torch.allclose(J[e], J_e, rtol=0, atol=1e-14)
+        assert torch.allclose(H[e], H_e, rtol=0, atol=1e-14)
+
+
+def test_structured_models_are_measured_by_the_module_and_refused_by_einsum():
+    widths = {"d_model": 6, "n_heads": 1, "n_tokens": 2, "depth": 2, "structured": True}
+    models, points, labels = _members("gated_headwise", widths)
+    ens = stack(models)
+    J, _ = ensemble_jets(ens, points[:, :4])
+    expected, _ = jets(representation_map(models[1]), points[1, :4])
+    assert torch.allclose(J[1], expected, rtol=0, atol=1e-14)
+    assert evaluate_ensemble(ens, points, labels)["accuracy"].shape == (2,)
+    with pytest.raises(ValueError, match="backend"):
+        ensemble_logits(ens, points, backend="einsum")
+    with pytest.raises(ValueError, match="backend"):
+        train_ensemble(ens, points, labels, epochs=2, learning_rate=0.1, backend="loop")
