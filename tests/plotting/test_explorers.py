@@ -24,7 +24,10 @@ def _line(a, b=0):
 
 
 def _explorer():
-    sliders = [Slider("a", "slope a", (0, 1, 2), start=1, live_step=0.5), Slider("b", "offset b", (0, 5))]
+    sliders = [
+        Slider("a", "slope a", (0, 1, 2), start=1, live_step=0.5),
+        Slider("b", "offset b", (0, 5)),
+    ]
     return FrameExplorer(_line, sliders, caption=lambda a, b: f"a = {a}, b = {b}", dpi=20)
 
 
