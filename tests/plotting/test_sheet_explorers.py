@@ -74,3 +74,22 @@ def test_landing_figure_puts_a_flat_sheet_beside_a_curved_one():
     titles = [ax.get_title() for ax in fig.axes if ax.name == "3d"]
     assert titles == ["ungated: K = 0", "gated, w = (1, 0): K < 0"]
     assert flat.max_abs_curvature < 1e-10 and np.all(bent.curvature < 0)
+
+
+def test_engine_check_figure_reports_the_error_of_K_against_a_closed_form():
+    import math
+
+    from curvlab.plotting import plot_curvature_against_closed_form
+
+    def torus(x):
+        ring = 3 + torch.cos(x[1])
+        return torch.stack([ring * torch.cos(x[0]), ring * torch.sin(x[0]), torch.sin(x[1])])
+
+    fig, worst = plot_curvature_against_closed_form(
+        {"torus": (torus, lambda u, v: torch.cos(v) / (3 + torch.cos(v)), ((0, math.pi), (-1, 1)))},
+        resolution=7,
+    )
+    assert worst["torus"] < 1e-10
+    assert [ax.name for ax in fig.axes][:2] == ["3d", "rectilinear"]
+    with pytest.raises(ValueError, match="surfaces"):
+        plot_curvature_against_closed_form({})
