@@ -662,3 +662,255 @@ def test_markdown_tables_of_cells_render_as_tables(site):
     claims_page = (site / "book/experiments/reproduction.html").read_text(encoding="utf-8")
     tables = re.findall(r"<table.*?</table>", claims_page, flags=re.S)
     assert any("E1-sheet" in t and "E2-linear" in t and "T5" in t for t in tables)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the pages promise: every sentence of the landing page, the instructors' page, the footer
+# and the README about explorers, widgets, animations and buttons is true of this build
+
+EXPLORER = "curvlab-explorer"
+PROMISE_PAGES = ("book/instructors.html",)
+LAUNCH_WORDS = re.compile(r"launch button|binder|colab", re.IGNORECASE)
+EXPLORER_WORDS = re.compile(r"explorer|slider|widget", re.IGNORECASE)
+ANIMATION_WORDS = re.compile(r"animation", re.IGNORECASE)
+
+
+def _paragraphs(html: str) -> list[tuple[str, list[str]]]:
+    """(text, links) of each paragraph of a built page, footer included; code excluded."""
+    html = re.sub(r"<(script|style|pre)\b.*?</\1>", "", html, flags=re.S | re.I)
+    paragraphs = []
+    for body in re.findall(r"<p\b[^>]*>(.*?)</p>", html, flags=re.S | re.I):
+        links = re.findall(r'href="([^"]+)"', body)
+        text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", body)).strip()
+        paragraphs.append((text, links))
+    return paragraphs
+
+
+def _has_launch_button(site: Path) -> bool:
+    return any(_collect(site, page).launch_links for page in _site_pages(site))
+
+
+def _pages_with(site: Path, marker: str) -> list[str]:
+    return [
+        page
+        for page in _site_pages(site)
+        if marker in (site / page).read_text(encoding="utf-8", errors="replace")
+    ]
+
+
+def _broken_promises(site: Path, page: str) -> list[str]:
+    html = (site / page).read_text(encoding="utf-8", errors="replace")
+    launch = _has_launch_button(site)
+    explorers = set(_pages_with(site, f'class="{EXPLORER}"'))
+    broken = []
+    for text, links in _paragraphs(html):
+        if LAUNCH_WORDS.search(text):
+            if not launch and "repository.url" not in text:
+                broken.append(f"promises a launch button the build hides: {text!r}")
+            if launch and re.search(r"no (repository or )?launch button", text):
+                broken.append(f"denies the launch button the site shows: {text!r}")
+        if ANIMATION_WORDS.search(text) and not _pages_with(site, "anim-state"):
+            broken.append(f"promises an animation, and no page has one: {text!r}")
+        if EXPLORER_WORDS.search(text):
+            if not explorers and not _pages_with(site, WIDGET_VIEW):
+                broken.append(f"promises explorers or widgets, and no page has one: {text!r}")
+            for link in links:
+                target = (Path(page).parent / link.split("#")[0]).as_posix()
+                target = os.path.normpath(target)
+                if link.startswith(("http", "#")) or not target.endswith(".html"):
+                    continue
+                if "explore" in link and target not in explorers:
+                    broken.append(f"links {link} as an explorer, which has none: {text!r}")
+    return broken
+
+
+@browser_check
+def test_the_landing_page_footer_and_instructors_page_promise_only_what_the_site_has(site):
+    pages = [_landing_page(site), *(p for p in PROMISE_PAGES if (site / p).is_file())]
+    broken = {page: problems for page in pages if (problems := _broken_promises(site, page))}
+    assert not broken, "promises the built site does not keep:\n" + _report(broken)
+    landing = (site / _landing_page(site)).read_text(encoding="utf-8")
+    linked = {
+        os.path.normpath((Path(_landing_page(site)).parent / link.split("#")[0]).as_posix())
+        for _, links in _paragraphs(landing)
+        for link in links
+        if "explore" in link
+    }
+    assert linked, "the landing page links no explorer: the check would be vacuous"
+    assert linked <= set(_pages_with(site, f'class="{EXPLORER}"'))
+
+
+_EXPLORER_STATE = f"""() => Array.from(document.querySelectorAll('.{EXPLORER}')).map(root => ({{
+  src: root.querySelector('img.{EXPLORER}-frame').src.slice(-200),
+  caption: root.querySelector('.{EXPLORER}-caption').textContent,
+  values: Array.from(root.querySelectorAll('output')).map(o => o.textContent).join(','),
+}}))"""
+
+
+@browser_check
+def test_explorers_swap_their_frames_without_a_kernel(site, base_url, browser):
+    pages = _pages_with(site, f'class="{EXPLORER}"')
+    assert pages, "no page has an explorer: the check would be vacuous"
+    context = _new_context(browser, "light")
+    problems = {}
+    try:
+        for page in pages:
+            tab = context.new_page()
+            remote, errors = [], []
+            tab.on("console", lambda m, e=errors: e.append(m.text) if m.type == "error" else None)
+            tab.on("pageerror", lambda error, e=errors: e.append(f"uncaught: {error}"))
+            tab.route(
+                "**/*",
+                lambda route, r=remote: (
+                    route.continue_()
+                    if _is_local(route.request.url)
+                    else (r.append(route.request.url), route.abort("blockedbyclient"))
+                ),
+            )
+            tab.goto(f"{base_url}/{page}", wait_until="load")
+            before = tab.evaluate(_EXPLORER_STATE)
+            sliders = tab.locator(f".{EXPLORER} input.{EXPLORER}-slider")
+            for index in range(tab.locator(f".{EXPLORER}").count()):
+                slider = tab.locator(f".{EXPLORER}").nth(index).locator("input").first
+                at_end = slider.evaluate("s => Number(s.value) === Number(s.max)")
+                slider.focus()
+                slider.press("ArrowLeft" if at_end else "ArrowRight")
+            after = tab.evaluate(_EXPLORER_STATE)
+            SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+            tab.locator(f".{EXPLORER}").first.screenshot(
+                path=str(SCREENSHOT_DIR / _screenshot_name(page, "explorer-moved"))
+            )
+            unchanged = [
+                i
+                for i, (old, new) in enumerate(zip(before, after, strict=True))
+                if old["src"] == new["src"]
+                or old["caption"] == new["caption"]
+                or old["values"] == new["values"]
+            ]
+            if unchanged or remote or errors or not sliders.count():
+                problems[page] = {"unchanged": unchanged, "remote": remote, "console": errors}
+            tab.close()
+    finally:
+        context.close()
+    assert not problems, "explorers that did not respond:\n" + _report(problems)
+
+
+def test_sources_promise_no_button_the_configuration_hides():
+    """README.md and the pages' sources: launch buttons only where repository.url says so."""
+    if _repository_url():
+        pytest.skip("repository.url is set: the site shows its launch button")
+    broken = {}
+    for name in ("README.md", "book/intro.md", "book/instructors.md"):
+        text = (REPOSITORY / name).read_text(encoding="utf-8")
+        text = re.sub(r"```.*?```", "", text, flags=re.S)  # code (and code cells) aside
+        for paragraph in re.split(r"\n\s*\n", text):
+            flat = " ".join(paragraph.split())
+            if flat.startswith("#"):  # a heading names a topic, it promises nothing
+                continue
+            if LAUNCH_WORDS.search(flat) and "repository.url" not in flat:
+                broken.setdefault(name, []).append(flat[:160])
+    assert not broken, "launch buttons promised with repository.url empty:\n" + _report(broken)
+
+
+# ---------------------------------------------------------------------------------------------
+# The chapters open as notebooks in JupyterLab (make lab): a real Lab, a real double-click
+
+LAB = REPOSITORY / ".venv" / "bin" / "jupyter-lab"
+
+
+@contextlib.contextmanager
+def _jupyterlab(root: Path):
+    """A JupyterLab on a free localhost port serving ``root``, with the project's defaults only."""
+    import shutil
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    private = root.parent / "jupyter-home"
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_PATH=str(REPOSITORY / ".jupyter"),  # what `make lab` uses
+        JUPYTER_CONFIG_DIR=str(private / "config"),  # no user setting interferes
+        JUPYTERLAB_SETTINGS_DIR=str(private / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(private / "workspaces"),
+        JUPYTER_PATH=str(REPOSITORY / ".venv" / "share" / "jupyter"),
+    )
+    command = [str(LAB), "--no-browser", "--ip=127.0.0.1", f"--port={port}"]
+    command += [
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+        f"--ServerApp.root_dir={root}",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")
+    private.mkdir(parents=True, exist_ok=True)
+    log = private / "lab.log"
+    with log.open("w") as output:
+        server = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(240):
+            try:
+                urllib.request.urlopen(f"{url}/api/status", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None:
+                    pytest.fail(f"JupyterLab exited: {log.read_text()[-2000:]}")
+                time.sleep(0.5)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        shutil.rmtree(private, ignore_errors=True)
+
+
+@browser_check
+def test_a_double_click_opens_a_chapter_as_a_notebook(tmp_path):
+    if not LAB.exists():
+        pytest.skip("JupyterLab is not installed in .venv (make venv installs it)")
+    if not CHROMIUM.exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    book = tmp_path / "book"  # a copy: opening a notebook may write checkpoints next to it
+    shutil.copytree(REPOSITORY / "book" / "geometry", book / "geometry")
+    with _jupyterlab(book) as url, sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        try:
+            tab = chromium.new_page(viewport={"width": 1400, "height": 1000})
+            tab.goto(f"{url}/lab", wait_until="load")
+            tab.locator(".jp-DirListing-item", has_text="geometry").dblclick(timeout=90_000)
+            chapter = tab.locator(".jp-DirListing-item", has_text="gating-bends.md")
+            chapter.dblclick(timeout=30_000)
+            tab.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=90_000)
+            with contextlib.suppress(Exception):  # the cells render progressively
+                tab.wait_for_function(
+                    "() => document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell').length > 5"
+                    " && document.querySelector('.jp-MarkdownCell mjx-container')",
+                    timeout=60_000,
+                )
+            notebooks = tab.locator(".jp-NotebookPanel").count()
+            editors = tab.locator(".jp-FileEditor").count()
+            code_cells = tab.locator(".jp-NotebookPanel .jp-CodeCell").count()
+            kernel = tab.locator(".jp-Toolbar-kernelName").first.inner_text(timeout=30_000)
+            math = tab.locator(
+                ".jp-NotebookPanel .jp-MarkdownCell mjx-container, .jp-MarkdownCell .katex"
+            )
+            math = math.count()
+            SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+            tab.screenshot(path=str(SCREENSHOT_DIR / "jupyterlab-chapter.png"))
+        finally:
+            chromium.close()
+    assert notebooks == 1 and editors == 0, "the chapter opened in the text editor"
+    assert code_cells > 5, f"the notebook shows {code_cells} code cells"
+    assert "curvlab" in kernel, f"the notebook's kernel is {kernel!r}, not the book's"
+    assert math > 0, "the MyST prose was not rendered (jupyterlab-myst)"

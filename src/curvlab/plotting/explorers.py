@@ -163,7 +163,7 @@ class FrameExplorer:
         values = {s.name: [f"{value:g}" for value in s.values] for s in self.sliders}
         start_key = _key([s.start for s in self.sliders])
         controls = "".join(
-            f'<label class="curvlab-explorer-control">{escape(s.label)} '
+            f'<label class="curvlab-explorer-control" style="margin-right: 2em">{escape(s.label)} '
             f'<input type="range" class="curvlab-explorer-slider" data-control="{s.name}" '
             f'min="0" max="{len(s.values) - 1}" step="1" value="{s.values.index(s.start)}" '
             f'aria-label="{escape(s.label)}"> <output>{s.start:g}</output></label>'
