@@ -914,3 +914,30 @@ def test_a_double_click_opens_a_chapter_as_a_notebook(tmp_path):
     assert code_cells > 5, f"the notebook shows {code_cells} code cells"
     assert "curvlab" in kernel, f"the notebook's kernel is {kernel!r}, not the book's"
     assert math > 0, "the MyST prose was not rendered (jupyterlab-myst)"
+
+
+@browser_check
+def test_every_figure_of_a_cell_has_a_caption_and_a_named_one_a_number(site):
+    """An image a cell draws sits in a <figure> with a caption; a named figure is numbered.
+
+    (A cell that draws several figures captions each one but names none: a name is a single
+    label, so those are captioned and unnumbered.) Explorers carry their own caption.
+    """
+    problems = {}
+    for page in _site_pages(site):
+        html = (site / page).read_text(encoding="utf-8", errors="replace")
+        for number, (_, output) in enumerate(_cells(html), start=1):
+            output = re.sub(rf'<div class="{EXPLORER}".*?</script></div>', "", output, flags=re.S)
+            figures = re.findall(r"<figure\b[^>]*>.*?</figure>", output, flags=re.S)
+            bare = re.sub(r"<figure\b[^>]*>.*?</figure>", "", output, flags=re.S)
+            if "<img" in bare:
+                problems.setdefault(page, []).append(
+                    f"code cell {number}: an image outside a figure"
+                )
+            for figure in figures:
+                caption = re.search(r"<figcaption>(.*?)</figcaption>", figure, flags=re.S)
+                if caption is None or not re.sub(r"<[^>]+>|\s", "", caption.group(1)):
+                    problems.setdefault(page, []).append(f"code cell {number}: no caption")
+                elif re.match(r"<figure\b[^>]*\bid=", figure) and "caption-number" not in figure:
+                    problems.setdefault(page, []).append(f"code cell {number}: not numbered")
+    assert not problems, "figures without a number or a caption:\n" + _report(problems)
