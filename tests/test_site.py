@@ -941,3 +941,72 @@ def test_every_figure_of_a_cell_has_a_caption_and_a_named_one_a_number(site):
                 elif re.match(r"<figure\b[^>]*\bid=", figure) and "caption-number" not in figure:
                     problems.setdefault(page, []).append(f"code cell {number}: not numbered")
     assert not problems, "figures without a number or a caption:\n" + _report(problems)
+
+
+LIVE_CHAPTER = """---
+jupytext:
+  text_representation: {extension: .md, format_name: myst, format_version: 0.13}
+kernelspec: {display_name: Python 3 (curvlab), language: python, name: python3}
+---
+# An explorer, live
+
+```{code-cell} ipython3
+from curvlab.plotting.sheet_explorers import gate_weight_explorer
+
+gate_weight_explorer((0, 1, 2), (0, 1), resolution=5, dpi=30)
+```
+"""
+
+
+@browser_check
+def test_an_explorer_is_live_in_jupyterlab(tmp_path):
+    """The cell that is a static explorer on the site is live sliders in Lab: a value between
+    the precomputed ones is drawn by the kernel."""
+    if not LAB.exists():
+        pytest.skip("JupyterLab is not installed in .venv (make venv installs it)")
+    if not CHROMIUM.exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    root = tmp_path / "notebooks"
+    root.mkdir()
+    (root / "live.md").write_text(LIVE_CHAPTER, encoding="utf-8")
+    with _jupyterlab(root) as url, sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        try:
+            tab = chromium.new_page(viewport={"width": 1400, "height": 1000})
+            tab.goto(f"{url}/lab", wait_until="load")
+            tab.locator(".jp-DirListing-item", has_text="live.md").dblclick(timeout=90_000)
+            tab.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=90_000)
+            tab.wait_for_function(  # the kernel has started: the status bar says Idle
+                "() => document.querySelector('.jp-StatusBar-Widget')"
+                " && document.body.innerText.includes('| Idle')",
+                timeout=120_000,
+            )
+            for _ in range(3):  # a key press can arrive before the notebook takes focus
+                tab.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputArea").first.click()
+                tab.keyboard.press("Shift+Enter")
+                with contextlib.suppress(Exception):
+                    tab.wait_for_selector(".widget-slider", timeout=90_000)
+                    break
+            SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+            tab.screenshot(path=str(SCREENSHOT_DIR / "jupyterlab-live-explorer.png"))
+            tab.wait_for_selector(".widget-slider", timeout=1_000)
+            live_notes = tab.locator("text=Live explorer").count()
+            static_outputs = tab.locator(f".jp-OutputArea .{EXPLORER}").count()
+            before = tab.locator(".jp-OutputArea img").first.get_attribute("src")
+            handle = tab.locator(".widget-slider .noUi-handle").first
+            handle.focus()
+            handle.press("ArrowRight")  # w1 from 1 to 1.25: not a precomputed frame
+            tab.wait_for_function(
+                "() => Array.from(document.querySelectorAll('.jp-OutputArea .widget-html'))"
+                ".some(node => node.textContent.includes('w = (1.25, 0)'))",
+                timeout=120_000,
+            )
+            after = tab.locator(".jp-OutputArea img").first.get_attribute("src")
+            SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+            tab.screenshot(path=str(SCREENSHOT_DIR / "jupyterlab-live-explorer.png"))
+        finally:
+            chromium.close()
+    assert live_notes == 1 and static_outputs == 0, "Lab did not show the live widget"
+    assert before != after, "moving the slider did not redraw the figure"
