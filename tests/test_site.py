@@ -5,6 +5,11 @@ a localhost port by a thread of this process; every request that leaves localhos
 recorded. Each page is visited once (light mode, plus dark mode for the landing page and the
 first page with widgets) and the tests read what the visits recorded: console errors, requests
 that left localhost, typeset equations, loaded images, rendered widgets, a working search.
+Further tests move each explorer's slider (its figure must change, with nothing requested off
+the site), read the landing page, the instructors' page and the footer for promises the build
+does not keep (an explorer, a widget, an animation or a launch button it lacks), check that
+every figure has a caption (and a number), and start a JupyterLab on localhost to double-click a
+chapter (it must open as a notebook) and run an explorer (its sliders must be live there).
 Screenshots go to ``artifacts/screenshots/`` (or ``$CURVLAB_SCREENSHOT_DIR``).
 
 Browser: Debian's Chromium at /usr/bin/chromium (``$CURVLAB_CHROMIUM``), driven by the PyPI
