@@ -16,12 +16,14 @@ export JUPYTER_PATH := $(abspath $(VENV))/share/jupyter
 export CURVLAB_CHROMIUM ?= /usr/bin/chromium
 LINTED := src tests tools book/_ext conftest.py
 BOOK_SOURCES := _config.yml _toc.yml $(shell find book src -type f \( -name '*.md' -o -name '*.py' -o -name '*.bib' -o -name '*.yml' -o -name '*.css' -o -name '*.js' -o -name '*.svg' -o -name '*.json' \) -not -path '*/__pycache__/*' -not -path '*/node_modules/*' -not -path 'book/_static/vendor/*' 2>/dev/null)
+# JupyterLab defaults shipped with the project: a .md chapter opens as a notebook (jupytext).
+LAB_DEFAULTS := .jupyter/labconfig/default_setting_overrides.json
 VENDOR_NPM := book/_vendor
 VENDOR_OUT := book/_static/vendor
 VENDOR_STAMP := $(VENDOR_OUT)/VERSIONS.txt
 
 .DEFAULT_GOAL := help
-.PHONY: help require-python require-npm require-chromium venv vendor studies book lint format \
+.PHONY: help require-python require-npm require-chromium venv vendor studies book lab lint format \
         test test-fast test-slow test-browser bench bench-book clean
 # A recipe that fails removes the target it was writing, so a failed build is never up to date.
 .DELETE_ON_ERROR:
@@ -47,13 +49,21 @@ require-chromium:
 #   make venv          install the pinned environment (requirements.txt, pyproject.toml) in .venv
 venv: require-python $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml $(LAB_DEFAULTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (curvlab)" >/dev/null
+	mkdir -p $(VENV)/etc/jupyter/labconfig && cp $(LAB_DEFAULTS) $(VENV)/etc/jupyter/labconfig/
 	touch $@
+
+#   make lab           open the chapters in JupyterLab with the book's kernel ("Python 3
+#                      (curvlab)"); a double-click on a chapter (.md) opens it as a notebook
+#                      (jupytext; .jupyter/labconfig/, installed into .venv by `make venv`).
+#                      LAB_ARGS="--no-browser --port 8899" passes options to `jupyter lab`.
+lab: require-python $(STAMP)
+	JUPYTER_CONFIG_PATH=$(CURDIR)/.jupyter $(BIN)/jupyter lab --notebook-dir=book $(LAB_ARGS)
 
 #   make vendor        npm ci the pinned browser assets (book/_vendor/package-lock.json) and copy
 #                      what the site serves into book/_static/vendor/ (generated, gitignored):

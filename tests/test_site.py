@@ -5,6 +5,11 @@ a localhost port by a thread of this process; every request that leaves localhos
 recorded. Each page is visited once (light mode, plus dark mode for the landing page and the
 first page with widgets) and the tests read what the visits recorded: console errors, requests
 that left localhost, typeset equations, loaded images, rendered widgets, a working search.
+Further tests move each explorer's slider (its figure must change, with nothing requested off
+the site), read the landing page, the instructors' page and the footer for promises the build
+does not keep (an explorer, a widget, an animation or a launch button it lacks), check that
+every figure has a caption (and a number), and start a JupyterLab on localhost to double-click a
+chapter (it must open as a notebook) and run an explorer (its sliders must be live there).
 Screenshots go to ``artifacts/screenshots/`` (or ``$CURVLAB_SCREENSHOT_DIR``).
 
 Browser: Debian's Chromium at /usr/bin/chromium (``$CURVLAB_CHROMIUM``), driven by the PyPI
@@ -662,3 +667,351 @@ def test_markdown_tables_of_cells_render_as_tables(site):
     claims_page = (site / "book/experiments/reproduction.html").read_text(encoding="utf-8")
     tables = re.findall(r"<table.*?</table>", claims_page, flags=re.S)
     assert any("E1-sheet" in t and "E2-linear" in t and "T5" in t for t in tables)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the pages promise: every sentence of the landing page, the instructors' page, the footer
+# and the README about explorers, widgets, animations and buttons is true of this build
+
+EXPLORER = "curvlab-explorer"
+PROMISE_PAGES = ("book/instructors.html",)
+LAUNCH_WORDS = re.compile(r"launch button|binder|colab", re.IGNORECASE)
+EXPLORER_WORDS = re.compile(r"explorer|slider|widget", re.IGNORECASE)
+ANIMATION_WORDS = re.compile(r"animation", re.IGNORECASE)
+
+
+def _paragraphs(html: str) -> list[tuple[str, list[str]]]:
+    """(text, links) of each paragraph of a built page, footer included; code excluded."""
+    html = re.sub(r"<(script|style|pre)\b.*?</\1>", "", html, flags=re.S | re.I)
+    paragraphs = []
+    for body in re.findall(r"<p\b[^>]*>(.*?)</p>", html, flags=re.S | re.I):
+        links = re.findall(r'href="([^"]+)"', body)
+        text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", body)).strip()
+        paragraphs.append((text, links))
+    return paragraphs
+
+
+def _has_launch_button(site: Path) -> bool:
+    return any(_collect(site, page).launch_links for page in _site_pages(site))
+
+
+def _pages_with(site: Path, marker: str) -> list[str]:
+    return [
+        page
+        for page in _site_pages(site)
+        if marker in (site / page).read_text(encoding="utf-8", errors="replace")
+    ]
+
+
+def _broken_promises(site: Path, page: str) -> list[str]:
+    html = (site / page).read_text(encoding="utf-8", errors="replace")
+    launch = _has_launch_button(site)
+    explorers = set(_pages_with(site, f'class="{EXPLORER}"'))
+    broken = []
+    for text, links in _paragraphs(html):
+        if LAUNCH_WORDS.search(text):
+            if not launch and "repository.url" not in text:
+                broken.append(f"promises a launch button the build hides: {text!r}")
+            if launch and re.search(r"no (repository or )?launch button", text):
+                broken.append(f"denies the launch button the site shows: {text!r}")
+        if ANIMATION_WORDS.search(text) and not _pages_with(site, "anim-state"):
+            broken.append(f"promises an animation, and no page has one: {text!r}")
+        if EXPLORER_WORDS.search(text):
+            if not explorers and not _pages_with(site, WIDGET_VIEW):
+                broken.append(f"promises explorers or widgets, and no page has one: {text!r}")
+            for link in links:
+                target = (Path(page).parent / link.split("#")[0]).as_posix()
+                target = os.path.normpath(target)
+                if link.startswith(("http", "#")) or not target.endswith(".html"):
+                    continue
+                if "explore" in link and target not in explorers:
+                    broken.append(f"links {link} as an explorer, which has none: {text!r}")
+    return broken
+
+
+@browser_check
+def test_the_landing_page_footer_and_instructors_page_promise_only_what_the_site_has(site):
+    pages = [_landing_page(site), *(p for p in PROMISE_PAGES if (site / p).is_file())]
+    broken = {page: problems for page in pages if (problems := _broken_promises(site, page))}
+    assert not broken, "promises the built site does not keep:\n" + _report(broken)
+    landing = (site / _landing_page(site)).read_text(encoding="utf-8")
+    linked = {
+        os.path.normpath((Path(_landing_page(site)).parent / link.split("#")[0]).as_posix())
+        for _, links in _paragraphs(landing)
+        for link in links
+        if "explore" in link
+    }
+    assert linked, "the landing page links no explorer: the check would be vacuous"
+    assert linked <= set(_pages_with(site, f'class="{EXPLORER}"'))
+
+
+_EXPLORER_STATE = f"""() => Array.from(document.querySelectorAll('.{EXPLORER}')).map(root => ({{
+  src: root.querySelector('img.{EXPLORER}-frame').src.slice(-200),
+  caption: root.querySelector('.{EXPLORER}-caption').textContent,
+  values: Array.from(root.querySelectorAll('output')).map(o => o.textContent).join(','),
+}}))"""
+
+
+@browser_check
+def test_explorers_swap_their_frames_without_a_kernel(site, base_url, browser):
+    pages = _pages_with(site, f'class="{EXPLORER}"')
+    assert pages, "no page has an explorer: the check would be vacuous"
+    context = _new_context(browser, "light")
+    problems = {}
+    try:
+        for page in pages:
+            tab = context.new_page()
+            remote, errors = [], []
+            tab.on("console", lambda m, e=errors: e.append(m.text) if m.type == "error" else None)
+            tab.on("pageerror", lambda error, e=errors: e.append(f"uncaught: {error}"))
+            tab.route(
+                "**/*",
+                lambda route, r=remote: (
+                    route.continue_()
+                    if _is_local(route.request.url)
+                    else (r.append(route.request.url), route.abort("blockedbyclient"))
+                ),
+            )
+            tab.goto(f"{base_url}/{page}", wait_until="load")
+            before = tab.evaluate(_EXPLORER_STATE)
+            sliders = tab.locator(f".{EXPLORER} input.{EXPLORER}-slider")
+            for index in range(tab.locator(f".{EXPLORER}").count()):
+                slider = tab.locator(f".{EXPLORER}").nth(index).locator("input").first
+                at_end = slider.evaluate("s => Number(s.value) === Number(s.max)")
+                slider.focus()
+                slider.press("ArrowLeft" if at_end else "ArrowRight")
+            after = tab.evaluate(_EXPLORER_STATE)
+            SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+            tab.locator(f".{EXPLORER}").first.screenshot(
+                path=str(SCREENSHOT_DIR / _screenshot_name(page, "explorer-moved"))
+            )
+            unchanged = [
+                i
+                for i, (old, new) in enumerate(zip(before, after, strict=True))
+                if old["src"] == new["src"]
+                or old["caption"] == new["caption"]
+                or old["values"] == new["values"]
+            ]
+            if unchanged or remote or errors or not sliders.count():
+                problems[page] = {"unchanged": unchanged, "remote": remote, "console": errors}
+            tab.close()
+    finally:
+        context.close()
+    assert not problems, "explorers that did not respond:\n" + _report(problems)
+
+
+def test_sources_promise_no_button_the_configuration_hides():
+    """README.md and the pages' sources: launch buttons only where repository.url says so."""
+    if _repository_url():
+        pytest.skip("repository.url is set: the site shows its launch button")
+    broken = {}
+    for name in ("README.md", "book/intro.md", "book/instructors.md"):
+        text = (REPOSITORY / name).read_text(encoding="utf-8")
+        text = re.sub(r"```.*?```", "", text, flags=re.S)  # code (and code cells) aside
+        for paragraph in re.split(r"\n\s*\n", text):
+            flat = " ".join(paragraph.split())
+            if flat.startswith("#"):  # a heading names a topic, it promises nothing
+                continue
+            if LAUNCH_WORDS.search(flat) and "repository.url" not in flat:
+                broken.setdefault(name, []).append(flat[:160])
+    assert not broken, "launch buttons promised with repository.url empty:\n" + _report(broken)
+
+
+# ---------------------------------------------------------------------------------------------
+# The chapters open as notebooks in JupyterLab (make lab): a real Lab, a real double-click
+
+LAB = REPOSITORY / ".venv" / "bin" / "jupyter-lab"
+
+
+@contextlib.contextmanager
+def _jupyterlab(root: Path):
+    """A JupyterLab on a free localhost port serving ``root``, with the project's defaults only."""
+    import shutil
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    private = root.parent / "jupyter-home"
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_PATH=str(REPOSITORY / ".jupyter"),  # what `make lab` uses
+        JUPYTER_CONFIG_DIR=str(private / "config"),  # no user setting interferes
+        JUPYTERLAB_SETTINGS_DIR=str(private / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(private / "workspaces"),
+        JUPYTER_PATH=str(REPOSITORY / ".venv" / "share" / "jupyter"),
+    )
+    command = [str(LAB), "--no-browser", "--ip=127.0.0.1", f"--port={port}"]
+    command += [
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+        f"--ServerApp.root_dir={root}",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")
+    private.mkdir(parents=True, exist_ok=True)
+    log = private / "lab.log"
+    with log.open("w") as output:
+        server = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(240):
+            try:
+                urllib.request.urlopen(f"{url}/api/status", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None:
+                    pytest.fail(f"JupyterLab exited: {log.read_text()[-2000:]}")
+                time.sleep(0.5)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        shutil.rmtree(private, ignore_errors=True)
+
+
+@browser_check
+def test_a_double_click_opens_a_chapter_as_a_notebook(tmp_path):
+    if not LAB.exists():
+        pytest.skip("JupyterLab is not installed in .venv (make venv installs it)")
+    if not CHROMIUM.exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    book = tmp_path / "book"  # a copy: opening a notebook may write checkpoints next to it
+    shutil.copytree(REPOSITORY / "book" / "geometry", book / "geometry")
+    with _jupyterlab(book) as url, sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        try:
+            tab = chromium.new_page(viewport={"width": 1400, "height": 1000})
+            tab.goto(f"{url}/lab", wait_until="load")
+            tab.locator(".jp-DirListing-item", has_text="geometry").dblclick(timeout=90_000)
+            chapter = tab.locator(".jp-DirListing-item", has_text="gating-bends.md")
+            chapter.dblclick(timeout=30_000)
+            tab.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=90_000)
+            with contextlib.suppress(Exception):  # the cells render progressively
+                tab.wait_for_function(
+                    "() => document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell').length > 5"
+                    " && document.querySelector('.jp-MarkdownCell mjx-container')",
+                    timeout=60_000,
+                )
+            notebooks = tab.locator(".jp-NotebookPanel").count()
+            editors = tab.locator(".jp-FileEditor").count()
+            code_cells = tab.locator(".jp-NotebookPanel .jp-CodeCell").count()
+            kernel = tab.locator(".jp-Toolbar-kernelName").first.inner_text(timeout=30_000)
+            math = tab.locator(
+                ".jp-NotebookPanel .jp-MarkdownCell mjx-container, .jp-MarkdownCell .katex"
+            )
+            math = math.count()
+            SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+            tab.screenshot(path=str(SCREENSHOT_DIR / "jupyterlab-chapter.png"))
+        finally:
+            chromium.close()
+    assert notebooks == 1 and editors == 0, "the chapter opened in the text editor"
+    assert code_cells > 5, f"the notebook shows {code_cells} code cells"
+    assert "curvlab" in kernel, f"the notebook's kernel is {kernel!r}, not the book's"
+    assert math > 0, "the MyST prose was not rendered (jupyterlab-myst)"
+
+
+@browser_check
+def test_every_figure_of_a_cell_has_a_caption_and_a_named_one_a_number(site):
+    """An image a cell draws sits in a <figure> with a caption; a named figure is numbered.
+
+    (A cell that draws several figures captions each one but names none: a name is a single
+    label, so those are captioned and unnumbered.) Explorers carry their own caption.
+    """
+    problems = {}
+    for page in _site_pages(site):
+        html = (site / page).read_text(encoding="utf-8", errors="replace")
+        for number, (_, output) in enumerate(_cells(html), start=1):
+            output = re.sub(rf'<div class="{EXPLORER}".*?</script></div>', "", output, flags=re.S)
+            figures = re.findall(r"<figure\b[^>]*>.*?</figure>", output, flags=re.S)
+            bare = re.sub(r"<figure\b[^>]*>.*?</figure>", "", output, flags=re.S)
+            if "<img" in bare:
+                problems.setdefault(page, []).append(
+                    f"code cell {number}: an image outside a figure"
+                )
+            for figure in figures:
+                caption = re.search(r"<figcaption>(.*?)</figcaption>", figure, flags=re.S)
+                if caption is None or not re.sub(r"<[^>]+>|\s", "", caption.group(1)):
+                    problems.setdefault(page, []).append(f"code cell {number}: no caption")
+                elif re.match(r"<figure\b[^>]*\bid=", figure) and "caption-number" not in figure:
+                    problems.setdefault(page, []).append(f"code cell {number}: not numbered")
+    assert not problems, "figures without a number or a caption:\n" + _report(problems)
+
+
+LIVE_CHAPTER = """---
+jupytext:
+  text_representation: {extension: .md, format_name: myst, format_version: 0.13}
+kernelspec: {display_name: Python 3 (curvlab), language: python, name: python3}
+---
+# An explorer, live
+
+```{code-cell} ipython3
+from curvlab.plotting.sheet_explorers import gate_weight_explorer
+
+gate_weight_explorer((0, 1, 2), (0, 1), resolution=5, dpi=30)
+```
+"""
+
+
+@browser_check
+def test_an_explorer_is_live_in_jupyterlab(tmp_path):
+    """The cell that is a static explorer on the site is live sliders in Lab: a value between
+    the precomputed ones is drawn by the kernel."""
+    if not LAB.exists():
+        pytest.skip("JupyterLab is not installed in .venv (make venv installs it)")
+    if not CHROMIUM.exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    root = tmp_path / "notebooks"
+    root.mkdir()
+    (root / "live.md").write_text(LIVE_CHAPTER, encoding="utf-8")
+    with _jupyterlab(root) as url, sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        try:
+            tab = chromium.new_page(viewport={"width": 1400, "height": 1000})
+            tab.goto(f"{url}/lab", wait_until="load")
+            tab.locator(".jp-DirListing-item", has_text="live.md").dblclick(timeout=90_000)
+            tab.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=90_000)
+            tab.wait_for_function(  # the kernel has started: the status bar says Idle
+                "() => document.querySelector('.jp-StatusBar-Widget')"
+                " && document.body.innerText.includes('| Idle')",
+                timeout=120_000,
+            )
+            for _ in range(3):  # a key press can arrive before the notebook takes focus
+                tab.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputArea").first.click()
+                tab.keyboard.press("Shift+Enter")
+                with contextlib.suppress(Exception):
+                    tab.wait_for_selector(".widget-slider", timeout=90_000)
+                    break
+            SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+            tab.screenshot(path=str(SCREENSHOT_DIR / "jupyterlab-live-explorer.png"))
+            tab.wait_for_selector(".widget-slider", timeout=1_000)
+            live_notes = tab.locator("text=Live explorer").count()
+            static_outputs = tab.locator(f".jp-OutputArea .{EXPLORER}").count()
+            before = tab.locator(".jp-OutputArea img").first.get_attribute("src")
+            handle = tab.locator(".widget-slider .noUi-handle").first
+            handle.focus()
+            handle.press("ArrowRight")  # w1 from 1 to 1.25: not a precomputed frame
+            tab.wait_for_function(
+                "() => Array.from(document.querySelectorAll('.jp-OutputArea .widget-html'))"
+                ".some(node => node.textContent.includes('w = (1.25, 0)'))",
+                timeout=120_000,
+            )
+            after = tab.locator(".jp-OutputArea img").first.get_attribute("src")
+            SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+            tab.screenshot(path=str(SCREENSHOT_DIR / "jupyterlab-live-explorer.png"))
+        finally:
+            chromium.close()
+    assert live_notes == 1 and static_outputs == 0, "Lab did not show the live widget"
+    assert before != after, "moving the slider did not redraw the figure"

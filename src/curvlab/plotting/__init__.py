@@ -22,7 +22,8 @@ study's figures), :mod:`~curvlab.plotting.step_errors` (finite-difference errors
   (several classifiers side by side), :func:`plot_loss_curves`, :func:`plot_task_effects`,
   :func:`plot_sweep`, :func:`write_figures` (the study's PNG files), and the depth study's
   :func:`plot_poole_anchor`, :func:`plot_structured_law`, :func:`plot_depth_study`; and
-  :func:`plot_step_errors` (a finite-difference error against its step).
+  :func:`plot_step_errors` (a finite-difference error against its step);
+  :func:`plot_curvature_against_closed_form` (the engine's K beside its error on known surfaces).
 
 Inputs may be NumPy arrays, nested lists or (detached or not) PyTorch tensors; they are converted
 to float64 NumPy arrays. Every function returns the matplotlib objects it made and never calls
@@ -36,6 +37,7 @@ from curvlab.plotting.curvature_maps import (
     plot_curvature_surface,
 )
 from curvlab.plotting.depth import plot_depth_study, plot_poole_anchor, plot_structured_law
+from curvlab.plotting.engine_checks import plot_curvature_against_closed_form
 from curvlab.plotting.experiments import (
     linear_fit_band,
     plot_curvature_accuracy,
@@ -56,6 +58,7 @@ __all__ = [
     "CheckTable",
     "curvature_norm",
     "linear_fit_band",
+    "plot_curvature_against_closed_form",
     "plot_curvature_accuracy",
     "plot_curvature_map",
     "plot_curvature_surface",
