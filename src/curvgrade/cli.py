@@ -271,7 +271,9 @@ def _apply_class(results: list[SubmissionResult], root: Path, options: _Class) -
                 result.flag("flagged", f"{len(same)} files for the roster entry {file!r}")
     for entry in options.roster or []:
         if entry["file"] not in matched:
-            missing = SubmissionResult(student=entry["file"].rstrip("/"), path=Path(entry["file"]))
+            name = entry["file"].rstrip("/")
+            name = name[: -len(".ipynb")] if name.lower().endswith(".ipynb") else name
+            missing = SubmissionResult(student=name, path=Path(entry["file"]))
             missing.identity = entry
             missing.flag("missing", "no submission for this roster entry")
             missing.checks = []
