@@ -240,7 +240,10 @@ def _apply_class(results: list[SubmissionResult], root: Path, options: _Class) -
     results = [SubmissionResult.from_dict(result.to_dict()) for result in results]
     matched: dict[str, list[SubmissionResult]] = {}
     for result in results:
-        relative = result.path.relative_to(root).as_posix() if result.path.is_absolute() else ""
+        try:
+            relative = result.path.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            relative = ""
         entry = None
         if options.roster is not None:
             entry = roster_entry(options.roster, relative or str(result.path), result.student)

@@ -452,8 +452,12 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits, study_cach
         if unsafe:
             from .sandbox import environment
 
-            cache = str(study_cache) if study_cache else str(workdir / ".curvlab-cache")
-            env = {**environment(token, cache), "HOME": str(workdir)}
+            env = {**environment(token, str(study_cache) if study_cache else None)}
+            env["HOME"] = str(workdir)
+            if study_cache is None:  # trusted notebooks: the grader's own cache
+                env.pop("CURVLAB_CACHE")
+                if os.environ.get("CURVLAB_CACHE"):
+                    env["CURVLAB_CACHE"] = os.environ["CURVLAB_CACHE"]
         sandbox = subprocess.Popen(
             _runner_command(workdir, token, unsafe, study_cache),
             stdin=subprocess.PIPE,
