@@ -265,4 +265,5 @@ if __name__ == "__main__":
     elif len(arguments) != 1:
         raise SystemExit("usage: python -m curvgrade.site OUT [--executed BUILD]")
     for path in write_student_book(".", arguments[0], build):
-        print(f"student page: {path.with_suffix('.ipynb') if build else path}")
+        shown = path if path.exists() else path.with_suffix(".ipynb")
+        print(f"student page: {shown}")
