@@ -173,7 +173,7 @@ clean:
 #                      (figures, tables, glued numbers) less those of solutions, nothing executed
 #                      a second time: _build/student/_build/html
 #   make test-classroom  the classroom tests only (fixture chapter, attack suite, class workflow,
-#                      two chapters of Part I and two of Part II, decision-boundaries graded with
+#                      two chapters of Part I and decision-boundaries of Part II, graded with
 #                      the study cache that `make book` fills)
 #   Grading your own class: see book/instructors.md, or `python -m curvgrade grade -h`.
 CLASSROOM_DEMO := tests/curvgrade/fixtures/sphere-demo.md

@@ -5,8 +5,8 @@ flagged, its points withheld); the student edition earns nothing; a notebook tha
 the first graded exercise earns exactly that exercise's points. On fisher-rao, the attacks of
 the classroom issue, each on top of honest wrong work (2 / 6), earn exactly that work's points.
 
-Two Part I chapters and two of Part II: autodiff-curvature, and decision-boundaries, which
-trains the study it discusses. That one is graded with ``--study-cache``: the studies are read
+Two Part I chapters and one of Part II, decision-boundaries, which trains the study it
+discusses. That one is graded with ``--study-cache``: the studies are read
 from the instructor's cache (``$CURVLAB_CACHE``, else ``.curvlab-cache/``, which ``make book``
 fills; ``prepare-cache`` runs the chapter's code into it first, fast when the book was built),
 mounted read-only in the sandbox, where a study missing from it could not be stored: the
@@ -42,7 +42,6 @@ FIXTURES = Path(__file__).parent / "fixtures"
 CHAPTERS = [
     ROOT / "book" / "geometry" / "fisher-rao.md",
     ROOT / "book" / "geometry" / "curvature-toolkit.md",
-    ROOT / "book" / "experiments" / "autodiff-curvature.md",
     ROOT / "book" / "experiments" / "decision-boundaries.md",
 ]
 WITH_STUDIES = {"decision-boundaries"}  # chapters graded with the study cache
