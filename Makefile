@@ -178,9 +178,13 @@ clean:
 #                      editions/instructor/<chapter>.ipynb and editions/autograder/<chapter>.json
 #   make grade-demo    grade the sample and attack notebooks of the test chapter in the sandbox
 #                      (needs root and bubblewrap): results in artifacts/classroom/grades/
-#   make book-student  the site without solutions or hidden checks, from stripped sources with
-#                      execution off (seconds, not a second executed build): _build/student/_build/html
-#   make test-classroom  the classroom tests only (fixture chapter, attack suite, two real chapters)
+#   make book-student  the site without solutions or hidden checks, built from the executed book
+#                      (`make book` first, if needed): every page with the main build's outputs
+#                      (figures, tables, glued numbers) less those of solutions, nothing executed
+#                      a second time: _build/student/_build/html
+#   make test-classroom  the classroom tests only (fixture chapter, attack suite, class workflow,
+#                      two chapters of Part I and decision-boundaries of Part II, graded with
+#                      the study cache that `make book` fills)
 #   Grading your own class: see book/instructors.md, or `python -m curvgrade grade -h`.
 CLASSROOM_DEMO := tests/curvgrade/fixtures/sphere-demo.md
 CLASSROOM_OUT := artifacts/classroom
@@ -204,12 +208,12 @@ grade-demo: $(STAMP)
 	  --timeout 60 --cell-timeout 10 --jobs 2
 	@echo "gradebook: $(CLASSROOM_OUT)/grades/scores.csv (also -checks.csv, summary.csv, feedback/)"
 
-$(STUDENT_SITE)/index.html: $(STAMP) $(BOOK_SOURCES) $(VENDOR_STAMP)
-	$(BIN)/python -m curvgrade.site $(STUDENT_SRC)
+$(STUDENT_SITE)/index.html: _build/html/index.html
+	$(BIN)/python -m curvgrade.site $(STUDENT_SRC) --executed _build
 	$(BIN)/jupyter-book build $(STUDENT_SRC) --path-output _build/student
 	touch $@
 
-book-student: $(STUDENT_SITE)/index.html
+book-student: require-python require-npm $(STUDENT_SITE)/index.html
 
 test-classroom: $(STAMP)
 	$(BIN)/python -m pytest --doctest-modules src/curvgrade tests/curvgrade

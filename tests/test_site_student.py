@@ -1,7 +1,10 @@
 """The student site (``make book-student``): the book without solutions or hidden checks.
 
-Without a browser: every page of the main book is there, and no page holds a line of any
-solution or hidden check. In headless Chromium (``-m browser``), like the main site: every page
+Without a browser: every page of the main book is there, no page holds a line of any
+solution or hidden check, and every page shows the figures and glued numbers of the same page
+of the main site (``make book``), less those made by a solution cell: the student site is
+built from the main build's executed notebooks, not executed again and not without outputs.
+In headless Chromium (``-m browser``), like the main site: every page
 loads with no console error, no request outside localhost, every local resource found and the
 math typeset. The browser helpers are those of ``tests/test_site.py``, loaded a second time
 with ``CURVLAB_SITE_DIR`` pointing at the student site.
@@ -9,17 +12,21 @@ with ``CURVLAB_SITE_DIR`` pointing at the student site.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import importlib.util
 import os
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from curvgrade.chapter import read_chapter
 from curvgrade.cli import toc_chapters
-from curvgrade.site import distinctive_answer_lines, student_markdown
+from curvgrade.site import distinctive_answer_lines, executed_notebook, student_markdown
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 STUDENT_SITE = Path(
@@ -107,6 +114,67 @@ def test_no_page_of_the_student_site_holds_a_solution_or_a_hidden_check(student_
         if line in text
     ]
     assert leaks == []
+
+
+MAIN_BUILD = REPOSITORY / "_build"
+STUB = "This page quotes solutions: it is left out of the student edition of the book."
+
+
+def _figures(page: Path) -> Counter:
+    """The images a page shows from ``_images/`` (their names are their SHA-256)."""
+    names = re.findall(r'<img[^>]*\bsrc="[^"]*_images/([^"/]+)"', page.read_text(encoding="utf-8"))
+    return Counter(Path(name).stem for name in names)
+
+
+def _glued(page: Path) -> list[str]:
+    """The glued values of a page, in order (myst-nb's ``pasted-*`` elements)."""
+    text = page.read_text(encoding="utf-8")
+    found = re.findall(r'class="[^"]*\bpasted-(?:text|inline)\b[^"]*"[^>]*>(.*?)</', text, re.S)
+    return [html.unescape(re.sub(r"<[^>]+>", "", value)).strip() for value in found]
+
+
+def _solution_figures(source: Path) -> set[str]:
+    """SHA-256 of each image a solution cell of the chapter at ``source`` drew."""
+    page = source.relative_to(REPOSITORY).with_suffix("").as_posix()
+    notebook = executed_notebook(MAIN_BUILD, page)
+    if notebook is None or "{exercise}" not in source.read_text(encoding="utf-8"):
+        return set()
+    try:
+        roles = read_chapter(source).roles
+    except ValueError:
+        return set()
+    digests = set()
+    for cell, role in zip(notebook.cells, roles, strict=True):
+        if role.role != "solution":
+            continue
+        for output in cell.get("outputs", []):
+            for mime, data in output.get("data", {}).items():
+                if mime.startswith("image/") and mime != "image/svg+xml":
+                    digests.add(hashlib.sha256(base64.b64decode(data)).hexdigest())
+    return digests
+
+
+def test_student_pages_show_the_main_sites_figures_and_glued_values(student_site):
+    main_site = MAIN_BUILD / "html"
+    if not (main_site / "index.html").is_file():
+        pytest.fail(f"no main site at {main_site}: run `make book` first")
+    figures = glued = 0
+    for source in toc_chapters(REPOSITORY / "_toc.yml"):
+        if not source.is_file():
+            continue
+        name = source.relative_to(REPOSITORY).with_suffix(".html")
+        main_page, student_page = main_site / name, student_site / name
+        if STUB in _page_text(student_page):  # a page quoting solutions is left out
+            continue
+        expected = _figures(main_page)
+        for digest in _solution_figures(source):
+            expected.pop(digest, None)
+        assert _figures(student_page) == expected, f"{name}: figures differ from the main site"
+        assert _glued(student_page) == _glued(main_page), f"{name}: glued values differ"
+        assert all(_glued(student_page)), f"{name}: a glued value is blank"
+        figures += sum(expected.values())
+        glued += len(_glued(student_page))
+    assert figures > 0 and glued > 0, "the main site has no figure or no glued value to compare"
 
 
 def test_the_main_site_still_shows_the_solutions(student_site):

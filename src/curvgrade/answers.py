@@ -183,6 +183,7 @@ def _decode_array(kind: str, value: dict):
 _SYMPY_NAMES = (
     "Symbol Dummy Integer Rational Float Add Mul Pow Tuple Eq Ne Lt Le Gt Ge And Or Not "
     "ImmutableDenseMatrix MutableDenseMatrix ImmutableSparseMatrix MutableSparseMatrix "
+    "ImmutableDenseNDimArray "
     "sin cos tan cot sec csc asin acos atan atan2 acot sinh cosh tanh coth asinh acosh atanh "
     "exp log sqrt Abs sign re im arg conjugate floor ceiling Max Min Piecewise ExprCondPair "
     "Derivative Integral Function Lambda Heaviside DiracDelta erf gamma factorial binomial "
@@ -196,6 +197,7 @@ def _sympy_tables():
 
     calls = {name: getattr(sympy, name) for name in _SYMPY_NAMES if name != "ExprCondPair"}
     calls["ExprCondPair"] = ExprCondPair
+    calls["ImmutableDenseNDimArray"] = _ndim_array
     constants = {
         "pi": sympy.pi,
         "E": sympy.E,
@@ -208,6 +210,31 @@ def _sympy_tables():
         "EulerGamma": sympy.EulerGamma,
     }
     return calls, constants
+
+
+def _ndim_array(data, shape):
+    """A SymPy N-dim array (``riemann`` returns one) whose data has exactly its shape's size.
+
+    >>> import sympy as sp
+    >>> _ndim_array(sp.Tuple(1, 2), sp.Tuple(2))
+    [1, 2]
+    >>> _ndim_array(sp.Integer(0), sp.Tuple(10**5, 10**5))
+    Traceback (most recent call last):
+    ...
+    curvgrade.answers.AnswerError: srepr: an array's data must match its shape
+    """
+    import math
+
+    import sympy
+
+    if not isinstance(data, sympy.Tuple | tuple | list) or not isinstance(
+        shape, sympy.Tuple | tuple | list
+    ):
+        raise AnswerError("srepr: an array's data must match its shape")
+    sizes = [int(size) if isinstance(size, int | sympy.Integer) else -1 for size in shape]
+    if any(size < 0 for size in sizes) or math.prod(sizes) != len(data):
+        raise AnswerError("srepr: an array's data must match its shape")
+    return sympy.ImmutableDenseNDimArray(list(data), tuple(sizes))
 
 
 def parse_srepr(text: str):

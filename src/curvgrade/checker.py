@@ -175,13 +175,31 @@ def _bind(exercise, exported: dict | None, channel: _Channel, call_timeout: floa
 
 
 def run_checks(bundle, channel: _Channel, call_timeout: float) -> dict:
-    """Read the runner's messages, then run given code and checks; the outcome as a dict."""
-    from IPython.core.interactiveshell import InteractiveShell
+    """Run given code and checks on the runner's answers; the outcome as a dict.
 
-    exports, cells, done = _read_messages(channel)
-    shell = InteractiveShell.instance()
+    The chapter's code before the first exercise's checks does not depend on any answer: it
+    runs here while the student's notebook runs in the sandbox (a thread reads the runner's
+    messages meanwhile), so a chapter that reads its studies from the cache costs about one
+    run of its code, not two in a row.
+    """
+    import threading
+
+    from .shell import new_shell
+
+    shell = new_shell()
+    layout = list(bundle.layout)
+    first = next((i for i, e in enumerate(layout) if e.startswith("checks:")), len(layout))
+    received: list = []
+    reader = threading.Thread(target=lambda: received.append(_read_messages(channel)))
+    reader.start()
+    for entry in layout[:first]:
+        kind, _, key = entry.partition(":")
+        if kind == "given":
+            shell.run_cell(bundle.given[int(key)], store_history=False)
+    reader.join()
+    exports, cells, done = received[0]
     outcomes, answer_problems = [], {}
-    for entry in bundle.layout:
+    for entry in layout[first:]:
         kind, _, key = entry.partition(":")
         if kind == "given":
             shell.run_cell(bundle.given[int(key)], store_history=False)

@@ -4,6 +4,9 @@
     python -m curvgrade student <chapter.md ...|--all> --out DIR
     python -m curvgrade grade --chapter <chapter.md|bundle.json> --submissions DIR \\
         --out scores.csv [--feedback DIR] [--timeout S] [--cell-timeout S] [--jobs N] [--unsafe]
+        [--study-cache DIR] [--roster CSV] [--assignment "Name (ID)"] [--deadline TIME]
+        [--late-policy POLICY] [--manual CSV] [--only STUDENT]
+    python -m curvgrade prepare-cache --chapter <chapter.md|bundle.json> --study-cache DIR
 
 ``--all`` takes every chapter listed in the book's ``_toc.yml`` (``--toc`` to name another)
 that has exercises. ``student`` writes ``DIR/student/<chapter>.ipynb`` (the only folder to hand
@@ -14,17 +17,38 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 import yaml
 
 from .chapter import ChapterFormatError, read_chapter
+from .classlist import (
+    LatePolicy,
+    file_time,
+    parse_time,
+    read_manual,
+    read_roster,
+    roster_entry,
+    write_canvas,
+    write_gradescope,
+)
 from .editions import bundle_from_chapter_or_file, write_editions
 from .grading import SandboxUnavailable, SubmissionResult, grade_notebook
-from .reports import gradebook_header, gradebook_row, write_feedback, write_scores
+from .reports import (
+    gradebook_header,
+    gradebook_row,
+    possible_points,
+    write_feedback,
+    write_scores,
+    write_written,
+)
 from .sandbox import sandbox_problem
+from .studycache import prepare, prepared_for, readable_snapshot, remove_snapshot
 
 
 def toc_chapters(toc: str | Path, numbered_only: bool = False) -> list[Path]:
@@ -164,7 +188,7 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def _grade_one(bundle, path, student, arguments) -> SubmissionResult:
+def _grade_one(bundle, path, student, arguments, study_cache=None) -> SubmissionResult:
     try:
         return grade_notebook(
             bundle,
@@ -173,6 +197,7 @@ def _grade_one(bundle, path, student, arguments) -> SubmissionResult:
             timeout=arguments.timeout,
             cell_timeout=arguments.cell_timeout,
             unsafe=arguments.unsafe,
+            study_cache=study_cache,
         )
     except SandboxUnavailable:
         raise
@@ -182,9 +207,119 @@ def _grade_one(bundle, path, student, arguments) -> SubmissionResult:
         return result
 
 
+@dataclass
+class _Class:
+    """What the class options say: roster, deadline and policy, manual scores."""
+
+    roster: list[dict] | None = None
+    deadline: object = None
+    policy: LatePolicy | None = None
+    manual: dict = field(default_factory=dict)
+    manual_possible: dict = field(default_factory=dict)
+
+
+def _class_options(arguments: argparse.Namespace, bundle) -> _Class:
+    options = _Class()
+    if arguments.roster:
+        options.roster = read_roster(arguments.roster)
+    if arguments.late_policy and not arguments.deadline:
+        raise ValueError("--late-policy: give the --deadline it applies to")
+    if arguments.deadline:
+        options.deadline = parse_time(arguments.deadline, "--deadline")
+        options.policy = LatePolicy.parse(arguments.late_policy or "none")
+    if arguments.manual:
+        options.manual, options.manual_possible = read_manual(arguments.manual, bundle.manual)
+        unknown = sorted(set(options.manual) - {"(possible)"})
+        options.manual = {student: options.manual[student] for student in unknown}
+    return options
+
+
+def _apply_class(results: list[SubmissionResult], root: Path, options: _Class) -> list:
+    """Copies of ``results`` with identities, lateness and manual scores; a ``missing`` row for
+    each roster entry without a file."""
+    results = [SubmissionResult.from_dict(result.to_dict()) for result in results]
+    matched: dict[str, list[SubmissionResult]] = {}
+    for result in results:
+        try:
+            relative = result.path.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            relative = ""
+        entry = None
+        if options.roster is not None:
+            entry = roster_entry(options.roster, relative or str(result.path), result.student)
+            if entry is None:
+                result.flags.append("not-in-roster")
+                result.notes.append("no roster entry has this file: left out of the LMS exports")
+            else:
+                result.identity = entry
+                matched.setdefault(entry["file"], []).append(result)
+        if options.deadline is not None and result.status != "missing":
+            if entry is not None and entry.get("submitted"):
+                when = parse_time(entry["submitted"], "submitted")
+            else:
+                when = file_time(result.path) if result.path.exists() else None
+            if when is not None:
+                result.submitted = when.isoformat()
+                result.late_days, result.late_share = options.policy.penalty(options.deadline, when)
+                if result.late_days:
+                    result.notes.append(
+                        f"submitted {result.late_days} day(s) late "
+                        f"(policy {options.policy.text}): -{result.late_share:.0%}"
+                    )
+        result.manual = dict(options.manual.get(result.student, {}))
+    for file, same in matched.items():
+        if len(same) > 1:
+            for result in same:
+                result.flags.append("duplicate-submission")
+                result.flag("flagged", f"{len(same)} files for the roster entry {file!r}")
+    for entry in options.roster or []:
+        if entry["file"] not in matched:
+            name = entry["file"].rstrip("/")
+            name = name[: -len(".ipynb")] if name.lower().endswith(".ipynb") else name
+            missing = SubmissionResult(student=name, path=Path(entry["file"]))
+            missing.identity = entry
+            missing.flag("missing", "no submission for this roster entry")
+            missing.checks = []
+            results.append(missing)
+    return results
+
+
+def _export_rows(results: list[SubmissionResult], roster: list[dict]) -> list[tuple]:
+    """Per roster entry: (entry, grade or None, status, lateness)."""
+    rows = []
+    for entry in roster:
+        mine = [result for result in results if result.identity is entry]
+        real = [result for result in mine if result.status != "missing"]
+        score, status, late = None, "Missing", None
+        if len(real) == 1 and not real[0].withheld and "duplicate-submission" not in real[0].flags:
+            score, status = real[0].total, "Graded"
+            if real[0].late_days:
+                late = timedelta(days=real[0].late_days)
+        elif real:
+            status = "Needs review"
+        rows.append((entry, score, status, late))
+    return rows
+
+
+def _write_reports(bundle, results, out, feedback, options, arguments) -> list[Path]:
+    written = write_scores(bundle, results, out, options.manual_possible)
+    write_feedback(bundle, [r for r in results if r.status != "missing"], feedback)
+    written += write_written(bundle, results, out.parent)
+    if options.roster is not None:
+        rows = _export_rows(results, options.roster)
+        possible = possible_points(bundle, options.manual_possible)
+        assignment = arguments.assignment or bundle.title or bundle.chapter
+        written.append(
+            write_canvas(out.with_name("canvas.csv"), assignment, possible, [r[:2] for r in rows])
+        )
+        written.append(write_gradescope(out.with_name("gradescope.csv"), possible, rows))
+    return written
+
+
 def _grade(arguments: argparse.Namespace) -> int:
     try:
         bundle = bundle_from_chapter_or_file(arguments.chapter)
+        options = _class_options(arguments, bundle)
     except (ChapterFormatError, ValueError, OSError) as error:
         print(error, file=sys.stderr)
         return 2
@@ -198,6 +333,9 @@ def _grade(arguments: argparse.Namespace) -> int:
         if _inside(target, root):
             print(f"{name}: must be outside the submissions folder {root}", file=sys.stderr)
             return 2
+    if arguments.study_cache and _inside(out.parent, Path(arguments.study_cache)):
+        print("--out: must be outside the study cache", file=sys.stderr)
+        return 2
     if arguments.jobs < 1:
         print(f"--jobs: expected a positive number, got {arguments.jobs}", file=sys.stderr)
         return 2
@@ -205,6 +343,23 @@ def _grade(arguments: argparse.Namespace) -> int:
     if not files:
         print(f"--submissions: no files under {root}", file=sys.stderr)
         return 2
+    students = {path: _student_name(path, root, bundle.chapter) for path in files}
+    saved = out.with_name("results.json")
+    previous: list[SubmissionResult] = []
+    if arguments.only is not None:
+        files = [path for path in files if students[path] == arguments.only]
+        if not files:
+            print(f"--only: no submission of {arguments.only!r} under {root}", file=sys.stderr)
+            return 2
+        try:
+            data = json.loads(saved.read_text(encoding="utf-8"))
+            previous = [SubmissionResult.from_dict(item) for item in data["results"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            print(f"--only: no earlier grading in {saved} to update", file=sys.stderr)
+            return 2
+        if data.get("chapter") != bundle.chapter:
+            print(f"--only: {saved} grades another chapter", file=sys.stderr)
+            return 2
     if not arguments.unsafe and (problem := sandbox_problem()) is not None:
         print(
             f"cannot sandbox submissions: {problem}. Refusing to run student code without a "
@@ -212,33 +367,71 @@ def _grade(arguments: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    cache, copied = None, False
+    if arguments.study_cache:
+        try:
+            cache, copied = readable_snapshot(arguments.study_cache)
+        except ValueError as error:
+            print(error, file=sys.stderr)
+            return 2
+        if not prepared_for(arguments.study_cache, bundle):
+            print(
+                f"warning: {arguments.study_cache} was not prepared for {bundle.chapter} "
+                "(python -m curvgrade prepare-cache): a study missing from it is trained in "
+                "each sandbox, where it cannot be stored, and fails there",
+                file=sys.stderr,
+            )
     out.parent.mkdir(parents=True, exist_ok=True)
     results: list[SubmissionResult] = []
-    students = {path: _student_name(path, root, bundle.chapter) for path in files}
-    with out.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(gradebook_header(bundle))
-        handle.flush()
+    try:
         with ThreadPoolExecutor(max_workers=arguments.jobs) as pool:
             futures = {
-                pool.submit(_grade_one, bundle, path, students[path], arguments): path
+                pool.submit(_grade_one, bundle, path, students[path], arguments, cache): path
                 for path in files
             }
-            for future in as_completed(futures):
-                result = future.result()
-                results.append(result)
-                writer.writerow(gradebook_row(bundle, result))  # as each one finishes
-                handle.flush()
-                print(
-                    f"{result.student}: {result.total:g}/{bundle.points:g} points, "
-                    f"{result.status} ({result.seconds:.1f} s)"
-                    + (f": {'; '.join(result.notes)}" if result.notes else ""),
-                    flush=True,
-                )
-    written = write_scores(bundle, results, out)  # the same rows, sorted by student
-    write_feedback(bundle, results, feedback)
+            progress = None
+            if arguments.only is None:
+                progress = out.open("w", newline="", encoding="utf-8")
+                writer = csv.writer(progress)
+                writer.writerow(gradebook_header(bundle))
+                progress.flush()
+            try:
+                for future in as_completed(futures):
+                    result = future.result()
+                    results.append(result)
+                    if progress is not None:
+                        writer.writerow(gradebook_row(bundle, result))  # as each one finishes
+                        progress.flush()
+                    print(
+                        f"{result.student}: {result.auto:g}/{bundle.points:g} points, "
+                        f"{result.status} ({result.seconds:.1f} s)"
+                        + (f": {'; '.join(result.notes)}" if result.notes else ""),
+                        flush=True,
+                    )
+            finally:
+                if progress is not None:
+                    progress.close()
+    finally:
+        if copied:
+            remove_snapshot(cache)
+    if arguments.only is not None:
+        results = [r for r in previous if r.student != arguments.only] + results
+    payload = {"chapter": bundle.chapter, "results": [r.to_dict() for r in results]}
+    saved.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    final = _apply_class(results, root.resolve(), options)
+    written = _write_reports(bundle, final, out, feedback, options, arguments)
     print(f"wrote {', '.join(map(str, written))} and feedback in {feedback}/")
     return 0
+
+
+def _prepare_cache(arguments: argparse.Namespace) -> int:
+    try:
+        bundle = bundle_from_chapter_or_file(arguments.chapter)
+    except (ChapterFormatError, ValueError, OSError) as error:
+        print(error, file=sys.stderr)
+        return 2
+    failed = prepare(bundle, arguments.study_cache)
+    return 1 if failed else 0
 
 
 def parser() -> argparse.ArgumentParser:
@@ -271,11 +464,30 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--cell-timeout", type=float, help="seconds per cell (default: --timeout)")
     grade.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel")
     grade.add_argument(
+        "--study-cache",
+        type=Path,
+        help="the studies the chapter reads, prepared once (prepare-cache, or .curvlab-cache/ "
+        "after make book): mounted read-only in each sandbox, read by the checks",
+    )
+    grade.add_argument("--roster", type=Path, help="CSV: file,name,id,sis_user_id,... per student")
+    grade.add_argument("--assignment", help='the Canvas column, "Name (ID)" (default: the title)')
+    grade.add_argument("--deadline", help="ISO 8601 time, e.g. 2026-05-01T23:59+02:00")
+    grade.add_argument("--late-policy", help="none (default), zero, or P%%/day[,max=Nd][,grace=Mm]")
+    grade.add_argument("--manual", type=Path, help="scores of the written exercises (written.csv)")
+    grade.add_argument(
+        "--only", metavar="STUDENT", help="regrade this student only; the other rows are kept"
+    )
+    grade.add_argument(
         "--unsafe",
         action="store_true",
         help="grade without a sandbox (only for trusted notebooks: student code can then read "
         "and write anything the grader can)",
     )
+    prepare = commands.add_parser(
+        "prepare-cache", help="run a chapter's given code once to fill a study cache"
+    )
+    prepare.add_argument("--chapter", required=True, help="chapter .md, or its autograder .json")
+    prepare.add_argument("--study-cache", required=True, type=Path, help="the cache folder")
     return main
 
 
@@ -289,5 +501,10 @@ def main(argv: list[str] | None = None) -> int:
     0
     """
     arguments = parser().parse_args(argv)
-    command = {"validate": _validate, "student": _student, "grade": _grade}[arguments.command]
+    command = {
+        "validate": _validate,
+        "student": _student,
+        "grade": _grade,
+        "prepare-cache": _prepare_cache,
+    }[arguments.command]
     return command(arguments)

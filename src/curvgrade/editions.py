@@ -93,9 +93,18 @@ def _notebook(chapter: Chapter, cells: list, edition: str) -> nbformat.NotebookN
     return notebook
 
 
-def _check_metadata(cell: nbformat.NotebookNode, exercise: str, number: int) -> dict:
+def _check_metadata(cell: nbformat.NotebookNode, check) -> dict:
+    from .selfcheck import digest
+
     metadata = copy.deepcopy(dict(cell.metadata))
-    metadata["curvlab"] = {"role": "check", "exercise": exercise, "check": number}
+    metadata["curvlab"] = {
+        "role": "check",
+        "exercise": check.exercise,
+        "check": check.number,
+        "points": check.points,
+        "what": check.what,
+        "digest": digest(cell.source),
+    }
     return metadata
 
 
@@ -111,7 +120,46 @@ STUDENT_PREAMBLE = """\
 given: leave them as they are). The code cells after an answer check it; the first line of
 each says what it checks. Run them, and a failure tells you which check failed. Do not edit or
 delete them: grading runs its own copy of every check, plus hidden checks, restores the given
-code, and reports cells that were edited or deleted."""
+code, and reports cells that were edited or deleted.
+
+`check("<exercise label>")` runs one exercise's public checks and prints your points;
+`check_all()` runs them all and then checks the notebook as saved (every answer written, run
+and saved, no given cell or check edited). Run `check_all()` before you submit. A written
+exercise has a Markdown cell starting with **Your answer to ...**: write your answer below
+that line; it is graded by hand."""
+
+SELF_CHECK_CELL = """\
+# Self-checks (given: leave this cell as it is). check("<exercise label>") runs the public
+# checks of one exercise and prints your points; check_all() runs them all, then checks the
+# saved notebook before you submit it.
+from curvgrade.selfcheck import self_checks
+
+check, check_all = self_checks({chapter!r})"""
+
+
+def _markdown_chunks(chapter: Chapter, role: CellRole) -> list[tuple[str, str | None]]:
+    """A Markdown cell without its solutions, cut after each written exercise's statement:
+    ``(text, label of the written exercise it ends with, or None)``."""
+    chunks, kept = [], []
+    for segment, inside in zip(role.segments, role.in_solution, strict=True):
+        if inside or segment.kind in ("solution", "solution-start", "solution-end"):
+            continue
+        if segment.kind != "exercise":
+            kept.append(segment.text)
+            continue
+        kept.append(_exercise_markdown(chapter, segment))
+        label = segment.option("label") or ""
+        if not chapter.exercise(label).graded:
+            chunks.append(("\n".join(kept).strip("\n"), label))
+            kept = []
+    chunks.append(("\n".join(kept).strip("\n"), None))
+    return chunks
+
+
+def written_answer_cell(label: str) -> nbformat.NotebookNode:
+    """The answer cell of a written exercise: a Markdown cell for the student to fill in."""
+    source = f"{markup.written_marker(label)}\n\n{markup.WRITTEN_PLACEHOLDER}"
+    return _new_cell("markdown", source, {"curvlab": {"role": "written", "exercise": label}})
 
 
 def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
@@ -122,22 +170,33 @@ def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
     >>> chapter = read_chapter(example_chapter(tempfile.mkdtemp()))
     >>> notebook = student_notebook(chapter)
     >>> [cell.metadata["curvlab"]["role"] for cell in notebook.cells if "curvlab" in cell.metadata]
-    ['answer', 'check', 'hidden-checks']
-    >>> print(notebook.cells[2].source)
+    ['selfcheck', 'answer', 'check', 'hidden-checks']
+    >>> print(notebook.cells[3].source)
     # ANSWER ex-tiny-two: define two here, then run the checks below.
     raise NotImplementedError("ex-tiny-two: replace this line with your answer")
     >>> leaked_solution_lines(chapter, notebook)
     []
     """
+    from .selfcheck import digest
+
     numbers = _check_numbers(chapter)
     cells = [_new_cell("markdown", STUDENT_PREAMBLE)]
+    if chapter.checks:
+        source = SELF_CHECK_CELL.format(chapter=chapter.slug)
+        cells.append(_new_cell("code", source, {"curvlab": {"role": "selfcheck"}}))
     marked_hidden: set[str] = set()
     given = 0
     for index, (cell, role) in enumerate(zip(chapter.notebook.cells, chapter.roles, strict=True)):
         if cell.cell_type == "markdown":
-            text = markdown_without_solutions(chapter, role) if role.segments else cell.source
-            if text.strip():
-                cells.append(_new_cell("markdown", text, cell.metadata))
+            if not role.segments:
+                if cell.source.strip():
+                    cells.append(_new_cell("markdown", cell.source, cell.metadata))
+                continue
+            for text, written in _markdown_chunks(chapter, role):
+                if text.strip():
+                    cells.append(_new_cell("markdown", text, cell.metadata))
+                if written is not None:
+                    cells.append(written_answer_cell(written))
         elif role.role == "solution":
             exercise = chapter.exercise(role.exercise)
             names = named_in_statement(exercise.statement, defined_names(cell.source))
@@ -155,18 +214,24 @@ def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
                         f"*Hidden checks of `{check.exercise}` "
                         f"({_points_text(hidden_points)}) run here when the notebook is graded.*"
                     )
-                    metadata = {"curvlab": {"role": "hidden-checks", "exercise": check.exercise}}
+                    metadata = {
+                        "curvlab": {
+                            "role": "hidden-checks",
+                            "exercise": check.exercise,
+                            "points": hidden_points,
+                        }
+                    }
                     cells.append(_new_cell("markdown", note, metadata))
                 continue
-            cells.append(
-                _new_cell("code", cell.source, _check_metadata(cell, check.exercise, check.number))
-            )
+            cells.append(_new_cell("code", cell.source, _check_metadata(cell, check)))
         elif cell.cell_type == "code":
             metadata = copy.deepcopy(dict(cell.metadata))
-            metadata["curvlab"] = {"role": "given", "given": given}
+            metadata["curvlab"] = {"role": "given", "given": given, "digest": digest(cell.source)}
             given += 1
             cells.append(_new_cell("code", cell.source, metadata))
-    return _notebook(chapter, cells, "student")
+    notebook = _notebook(chapter, cells, "student")
+    notebook.metadata["curvlab"]["answers"] = [e.label for e in chapter.graded_exercises]
+    return notebook
 
 
 def instructor_notebook(chapter: Chapter) -> nbformat.NotebookNode:
@@ -189,7 +254,8 @@ def instructor_notebook(chapter: Chapter) -> nbformat.NotebookNode:
         if role.role == "solution":
             metadata["curvlab"] = {"role": "answer", "exercise": role.exercise}
         elif role.role == "check":
-            metadata = _check_metadata(cell, role.exercise, numbers[index])
+            check = chapter.exercise(role.exercise).checks[numbers[index] - 1]
+            metadata = _check_metadata(cell, check)
         cells.append(_new_cell(cell.cell_type, cell.source, metadata))
     return _notebook(chapter, cells, "instructor")
 

@@ -37,7 +37,7 @@ from .bundle import Bundle, answer_digest, normalized
 from .sandbox import SANDBOX_UID, Limits, kill_everything, sandbox_command, sandbox_problem
 from .scaffold import restore_answer
 
-STATUS_ORDER = ("ok", "flagged", "tampered", "timeout", "crashed", "unreadable")
+STATUS_ORDER = ("ok", "flagged", "tampered", "timeout", "crashed", "unreadable", "missing")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -75,6 +75,28 @@ class SubmissionResult:
     answer_errors: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     withheld: bool = False  # a copy of the instructor edition or the book's notebook
+    written: dict[str, str] = field(default_factory=dict)  # written answers, by exercise
+    manual: dict[str, float] = field(default_factory=dict)  # the instructor's scores of them
+    identity: dict[str, str] | None = None  # the roster entry (None: not in a roster)
+    submitted: str | None = None  # ISO time the submission was made (roster or file)
+    late_days: int = 0
+    late_share: float = 0.0  # share of the points the late policy takes
+
+    def to_dict(self) -> dict:
+        """This result as JSON data (``results.json``, read back by :meth:`from_dict`)."""
+        from dataclasses import asdict
+
+        data = asdict(self)
+        data["path"] = str(self.path)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SubmissionResult:
+        """A result saved by :meth:`to_dict`."""
+        data = dict(data)
+        data["path"] = Path(data["path"])
+        data["checks"] = [CheckResult(**check) for check in data.get("checks", [])]
+        return cls(**data)
 
     def flag(self, status: str, note: str) -> None:
         """Record ``note`` and raise the status to ``status`` if that is more severe."""
@@ -89,11 +111,26 @@ class SubmissionResult:
         return sum(check.earned for check in self.checks if check.exercise == exercise)
 
     @property
-    def total(self) -> int | float:
-        """Points earned on the whole chapter (none while withheld)."""
+    def auto(self) -> int | float:
+        """Points the checks gave on the whole chapter (none while withheld)."""
         if self.withheld:
             return 0
         return sum(check.earned for check in self.checks)
+
+    @property
+    def penalty(self) -> int | float:
+        """Points the late policy takes: its share of the checks' and the manual points."""
+        if not self.late_share:
+            return 0
+        return round((self.auto + sum(self.manual.values())) * self.late_share, 6)
+
+    @property
+    def total(self) -> int | float:
+        """The grade: the checks' points and the manual scores, less the late penalty."""
+        if self.withheld:
+            return 0
+        earned = self.auto + sum(self.manual.values())
+        return round(earned - self.penalty, 6) if self.penalty else earned
 
 
 def read_submission(path: Path, result: SubmissionResult) -> nbformat.NotebookNode | None:
@@ -169,6 +206,9 @@ def build_plan(bundle: Bundle, notebook: nbformat.NotebookNode, result: Submissi
 
     Flags deleted or edited given cells and public checks, and missing answer cells.
     """
+    from .editions import SELF_CHECK_CELL
+
+    self_check_source = normalized(SELF_CHECK_CELL.format(chapter=bundle.chapter))
     anchors: dict[str, list[str]] = {}  # layout entry -> student code placed after it
     answers: dict[str, list[str]] = {}
     seen_given: set[int] = set()
@@ -180,6 +220,8 @@ def build_plan(bundle: Bundle, notebook: nbformat.NotebookNode, result: Submissi
         if cell.cell_type != "code":
             continue
         role, meta = _role(cell)
+        if role == "selfcheck" or normalized(cell.source) == self_check_source:
+            continue  # the student edition's check()/check_all() set-up: feedback only
         label = _answer_label(cell)
         if label is not None and any(ex.label == label for ex in bundle.exercises):
             templates = bundle.exercise(label).templates
@@ -255,6 +297,30 @@ def _answer_label(cell) -> str | None:
     return markup.answer_label(cell.source)
 
 
+def written_answers(bundle: Bundle, notebook) -> dict[str, str]:
+    """The student's text in the answer cell of each written exercise (``bundle.manual``).
+
+    An answer cell is a Markdown cell of the student edition whose first line is
+    :func:`curvgrade.markup.written_marker`; the text below that line is the answer (the
+    placeholder line alone counts as no answer). Cells are found by that first line or by
+    their metadata, each label once.
+    """
+    found: dict[str, str] = {}
+    for cell in notebook.cells:
+        if cell.cell_type != "markdown":
+            continue
+        role, meta = _role(cell)
+        first, _, rest = cell.source.partition("\n")
+        label = markup.written_label(first)
+        if label is None and role == "written" and isinstance(meta.get("exercise"), str):
+            label, rest = meta["exercise"], cell.source
+        if label is None or label not in bundle.manual or label in found:
+            continue
+        text = rest.strip()
+        found[label] = "" if text == markup.WRITTEN_PLACEHOLDER else text
+    return found
+
+
 def _flag_copies(bundle: Bundle, notebook, plan: Plan, result: SubmissionResult) -> None:
     meta = notebook.metadata.get("curvlab", {})
     meta = meta if isinstance(meta, dict) else {}
@@ -288,11 +354,13 @@ def _flag_copies(bundle: Bundle, notebook, plan: Plan, result: SubmissionResult)
             result.flag("tampered", f"{exercise.label}: answer cell not found (deleted or renamed)")
 
 
-def _runner_command(workdir: Path, token: str, unsafe: bool) -> list[str]:
+def _runner_command(
+    workdir: Path, token: str, unsafe: bool, study_cache: Path | None = None
+) -> list[str]:
     argv = [sys.executable, "-m", "curvgrade.runner"]
     if unsafe:
         return argv
-    return sandbox_command(workdir, token, argv)
+    return sandbox_command(workdir, token, argv, study_cache=study_cache)
 
 
 def grade_notebook(
@@ -304,12 +372,16 @@ def grade_notebook(
     cell_timeout: float | None = None,
     unsafe: bool = False,
     limits: Limits | None = None,
+    study_cache: str | Path | None = None,
 ) -> SubmissionResult:
     """Grade the notebook at ``path`` with the checks of ``bundle`` (see the module docstring).
 
     ``timeout`` bounds the whole notebook (seconds), ``cell_timeout`` each cell (defaults to
-    ``timeout``). Without a working sandbox this raises :class:`SandboxUnavailable` unless
-    ``unsafe`` is true. A file that is not a notebook is reported, and scores nothing:
+    ``timeout``). ``study_cache``, a folder of study results (``.curvlab-cache/``, see
+    :mod:`curvgrade.studycache`), is what the student's notebook (read-only, in the sandbox)
+    and the checks read as ``CURVLAB_CACHE``. Without a working sandbox this raises
+    :class:`SandboxUnavailable` unless ``unsafe`` is true. A file that is not a notebook is
+    reported, and scores nothing:
 
     >>> import tempfile
     >>> from curvgrade.chapter import read_chapter
@@ -348,15 +420,17 @@ def grade_notebook(
             "tampered",
             f"notebook metadata names chapter {str(chapter)[:40]!r}, not {bundle.chapter!r}",
         )
+    result.written = written_answers(bundle, notebook)
     plan = build_plan(bundle, notebook, result)
     _flag_copies(bundle, notebook, plan, result)
-    outcome = _run(bundle, plan, result, timeout, cell_timeout or timeout, unsafe, limits)
+    cache = Path(study_cache).resolve() if study_cache is not None else None
+    outcome = _run(bundle, plan, result, timeout, cell_timeout or timeout, unsafe, limits, cache)
     _record(bundle, outcome, result)
     result.seconds = time.monotonic() - started
     return result
 
 
-def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits) -> dict | None:
+def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits, study_cache) -> dict | None:
     import secrets
 
     token = secrets.token_hex(12)
@@ -378,9 +452,14 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits) -> dict | 
         if unsafe:
             from .sandbox import environment
 
-            env = {**environment(token), "HOME": str(workdir)}
+            env = {**environment(token, str(study_cache) if study_cache else None)}
+            env["HOME"] = str(workdir)
+            if study_cache is None:  # trusted notebooks: the grader's own cache
+                env.pop("CURVLAB_CACHE")
+                if os.environ.get("CURVLAB_CACHE"):
+                    env["CURVLAB_CACHE"] = os.environ["CURVLAB_CACHE"]
         sandbox = subprocess.Popen(
-            _runner_command(workdir, token, unsafe),
+            _runner_command(workdir, token, unsafe, study_cache),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -394,6 +473,8 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits) -> dict | 
         read_fd, write_fd = sandbox.stdout.fileno(), sandbox.stdin.fileno()
         checker_env = {key: value for key, value in os.environ.items() if key != "CURVLAB_SANDBOX"}
         checker_env.update({"MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"})
+        if study_cache is not None:
+            checker_env["CURVLAB_CACHE"] = str(study_cache)
         checker = subprocess.Popen(
             [
                 sys.executable,

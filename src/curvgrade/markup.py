@@ -37,6 +37,25 @@ BEGIN_ANSWER = "# BEGIN ANSWER"
 END_ANSWER = "# END ANSWER"
 ANSWER_MARKERS = (BEGIN_ANSWER, END_ANSWER)
 SOLUTION_DIRECTIVES = ("exercise", "solution", "solution-start", "solution-end")
+WRITTEN_PLACEHOLDER = "*Replace this line with your answer (text, equations in $...$, code).*"
+_WRITTEN = re.compile(r"^\*\*Your answer to `(?P<label>[A-Za-z][\w.:-]*)`\*\*")
+
+
+def written_marker(label: str) -> str:
+    """The first line of a written exercise's answer cell in the student edition.
+
+    >>> written_marker("ex-a")
+    '**Your answer to `ex-a`** (written: graded by hand; keep this line).'
+    >>> written_label(written_marker("ex-a")), written_label("**Your answer**")
+    ('ex-a', None)
+    """
+    return f"**Your answer to `{label}`** (written: graded by hand; keep this line)."
+
+
+def written_label(line: str) -> str | None:
+    """The exercise label of a written answer cell's first line, or ``None``."""
+    match = _WRITTEN.match(line.strip())
+    return match.group("label") if match else None
 
 
 def as_points(text: str) -> int | float:

@@ -1,10 +1,14 @@
 """Gradebook, per-check table, per-exercise summary and per-student feedback.
 
-- ``scores.csv`` (the gradebook, one row per file of the submissions folder): ``student``, one
-  column per graded exercise (points earned), ``total``, ``possible``, ``status`` (``ok``,
-  ``flagged``, ``tampered``, ``timeout``, ``crashed``, ``unreadable``), ``flags``, ``notes``,
-  then one empty ``manual:<label>`` column per exercise without checks (written answers, for
-  the instructor to fill in); plain CSV that LMS gradebook imports read;
+- ``scores.csv`` (the gradebook, one row per file of the submissions folder, and one per
+  roster entry without a file): ``student``, one column per graded exercise (points earned),
+  one ``manual:<label>`` column per written exercise (the instructor's scores, from
+  ``--manual``), ``late_days``, ``penalty``, ``total`` (checks + manual - penalty),
+  ``possible``, ``status`` (``ok``, ``flagged``, ``tampered``, ``timeout``, ``crashed``,
+  ``unreadable``, ``missing``), ``flags``, ``notes``. The instructor's table, not an LMS import
+  (see :mod:`curvgrade.classlist` for those);
+- ``written.csv``, the sheet for the manual scores (``--manual``), and
+  ``written/<label>.md``, every student's answer to each written exercise;
 - ``scores-checks.csv``: one row per student and check, with the reason of a failure;
 - ``summary.csv``: per exercise, the mean, the standard deviation, the quartiles and the
   distribution of the points earned;
@@ -16,6 +20,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -46,24 +51,54 @@ def gradebook_header(bundle: Bundle) -> list[str]:
     """The columns of ``scores.csv``."""
     labels = [exercise.label for exercise in bundle.exercises]
     manual = [f"manual:{label}" for label in bundle.manual]
-    return ["student", *labels, "total", "possible", "status", "flags", "notes", *manual]
-
-
-def gradebook_row(bundle: Bundle, result: SubmissionResult) -> list[str]:
-    """One row of ``scores.csv``."""
     return [
-        result.student,
-        *(_number(result.score(exercise.label)) for exercise in bundle.exercises),
-        _number(result.total),
-        _number(bundle.points),
-        result.status,
-        " ".join(result.flags),
-        "; ".join(result.notes),
-        *("" for _ in bundle.manual),
+        "student",
+        *labels,
+        *manual,
+        "late_days",
+        "penalty",
+        "total",
+        "possible",
+        "status",
+        "flags",
+        "notes",
     ]
 
 
-def write_scores(bundle: Bundle, results: list[SubmissionResult], path: str | Path) -> list[Path]:
+def possible_points(bundle: Bundle, manual_possible: dict | None = None) -> int | float:
+    """The chapter's checks' points and the written exercises' manual points."""
+    return bundle.points + sum((manual_possible or {}).values())
+
+
+def gradebook_row(
+    bundle: Bundle, result: SubmissionResult, manual_possible: dict | None = None
+) -> list[str]:
+    """One row of ``scores.csv`` (text cells guarded against spreadsheet formulas)."""
+    from .classlist import cell
+
+    return [
+        cell(result.student),
+        *(_number(result.score(exercise.label)) for exercise in bundle.exercises),
+        *(
+            _number(result.manual[label]) if label in result.manual else ""
+            for label in bundle.manual
+        ),
+        str(result.late_days),
+        _number(result.penalty),
+        _number(result.total),
+        _number(possible_points(bundle, manual_possible)),
+        result.status,
+        " ".join(result.flags),
+        cell("; ".join(result.notes)),
+    ]
+
+
+def write_scores(
+    bundle: Bundle,
+    results: list[SubmissionResult],
+    path: str | Path,
+    manual_possible: dict | None = None,
+) -> list[Path]:
     """Write ``scores.csv`` at ``path``, ``<stem>-checks.csv`` and ``summary.csv`` beside it.
 
     >>> import tempfile
@@ -78,8 +113,8 @@ def write_scores(bundle: Bundle, results: list[SubmissionResult], path: str | Pa
     ... ]
     >>> scores, checks, summary = write_scores(bundle, [result], folder / "scores.csv")
     >>> print(scores.read_text().strip())
-    student,ex-tiny-two,total,possible,status,flags,notes
-    alice,1,1,3,ok,,
+    student,ex-tiny-two,late_days,penalty,total,possible,status,flags,notes
+    alice,1,0,0,1,3,ok,,
     >>> print(checks.read_text().splitlines()[2])
     alice,ex-tiny-two,2,hidden,2,0,two is 2,AssertionError
     >>> print(summary.read_text().splitlines()[1])
@@ -92,7 +127,9 @@ def write_scores(bundle: Bundle, results: list[SubmissionResult], path: str | Pa
         writer = csv.writer(handle)
         writer.writerow(gradebook_header(bundle))
         for result in ordered:
-            writer.writerow(gradebook_row(bundle, result))
+            writer.writerow(gradebook_row(bundle, result, manual_possible))
+    from .classlist import cell
+
     checks_path = path.with_name(f"{path.stem}-checks.csv")
     with checks_path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
@@ -103,7 +140,7 @@ def write_scores(bundle: Bundle, results: list[SubmissionResult], path: str | Pa
             for check in result.checks:
                 writer.writerow(
                     [
-                        result.student,
+                        cell(result.student),
                         check.exercise,
                         check.number,
                         "hidden" if check.hidden else "public",
@@ -120,7 +157,7 @@ def write_scores(bundle: Bundle, results: list[SubmissionResult], path: str | Pa
 
 def write_summary(bundle: Bundle, results: list[SubmissionResult], path: Path) -> Path:
     """Per exercise: possible, graded count, mean, sd, min, quartiles, max, distribution."""
-    graded = [result for result in results if result.status != "unreadable"]
+    graded = [result for result in results if result.status not in ("unreadable", "missing")]
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(
@@ -194,6 +231,12 @@ def feedback_markdown(bundle: Bundle, result: SubmissionResult) -> str:
     ]
     if result.status != "ok":
         lines += ["", f"**Grading status: {result.status}.**"]
+    if result.late_days:
+        lines += [
+            "",
+            f"Submitted {result.late_days} day(s) late: the late policy took "
+            f"{_points(result.penalty)}.",
+        ]
     if result.notes:
         lines += ["", "Notes:", "", *(f"- {note}" for note in result.notes)]
     for exercise in bundle.exercises:
@@ -220,7 +263,65 @@ def feedback_markdown(bundle: Bundle, result: SubmissionResult) -> str:
                     f"- {mark} check {check.number} ({_points(check.points)}): {check.what}: "
                     f"{_reason(check)}"
                 )
+    for label in bundle.manual:
+        lines += ["", f"## Written exercise `{label}`", ""]
+        lines.append(
+            f"Graded by hand: {_points(result.manual[label])}."
+            if label in result.manual
+            else "Graded by hand (not scored yet)."
+            if result.written.get(label)
+            else "No answer found in your notebook."
+        )
     return "\n".join(lines) + "\n"
+
+
+def _fenced(text: str) -> str:
+    """``text`` in a code fence longer than any backtick run in it (shown, never rendered)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def write_written(
+    bundle: Bundle, results: list[SubmissionResult], folder: str | Path
+) -> list[Path]:
+    """``written.csv`` (the manual-score sheet for ``--manual``: a ``(possible)`` row, then a
+    row per student, scores kept when already given) and ``written/<label>.md`` (each
+    student's answer, as literal text) in ``folder``; nothing when no exercise is written.
+    """
+    from .classlist import POSSIBLE_ROW, cell
+
+    if not bundle.manual:
+        return []
+    folder = Path(folder)
+    ordered = sorted(results, key=lambda result: result.student)
+    sheet = folder / "written.csv"
+    with sheet.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", *bundle.manual])
+        writer.writerow([POSSIBLE_ROW, *("" for _ in bundle.manual)])
+        for result in ordered:
+            writer.writerow(
+                [
+                    cell(result.student),
+                    *(
+                        _number(result.manual[label]) if label in result.manual else ""
+                        for label in bundle.manual
+                    ),
+                ]
+            )
+    written = [sheet]
+    (folder / "written").mkdir(parents=True, exist_ok=True)
+    for label in bundle.manual:
+        lines = [f"# Written answers to `{label}`: {bundle.title or bundle.chapter}", ""]
+        for result in ordered:
+            answer = result.written.get(label, "")
+            lines += [f"## {result.student}", ""]
+            lines += [_fenced(answer) if answer else "*(no answer)*", ""]
+        path = folder / "written" / f"{label}.md"
+        path.write_text("\n".join(lines), encoding="utf-8")
+        written.append(path)
+    return written
 
 
 def feedback_path(folder: Path, student: str) -> Path:

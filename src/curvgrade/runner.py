@@ -44,9 +44,8 @@ def _error_name(error: BaseException | None) -> str | None:
 
 
 def main() -> int:
-    from IPython.core.interactiveshell import InteractiveShell
-
     from .answers import AnswerError, decode, encode
+    from .shell import new_shell
 
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     requests = os.fdopen(os.dup(0), "r")
@@ -59,7 +58,7 @@ def main() -> int:
     sys.stderr = os.fdopen(2, "w", buffering=1)
     plan = json.loads(requests.readline())
     cell_timeout = max(1, int(plan.get("cell_timeout", 60)))
-    shell = InteractiveShell.instance()
+    shell = new_shell()
     signal.signal(signal.SIGALRM, _alarm)
     functions: dict[tuple[str, str], object] = {}
 

@@ -12,7 +12,11 @@
   included;
 - the user ``nobody`` (uid 65534, via ``setpriv``), no capabilities, no new privileges;
 - resource limits set before ``bwrap`` starts: address space, CPU seconds, processes of the
-  sandbox user, file size.
+  sandbox user, file size;
+- with a study cache (``grade --study-cache DIR``), that folder read-only at
+  :data:`STUDY_CACHE` and ``CURVLAB_CACHE`` pointing at it: the chapter's given code reads the
+  studies the instructor ran once instead of training them again, and nothing in the sandbox
+  can write there. Without one, ``CURVLAB_CACHE`` is an empty folder in the private ``/tmp``.
 
 When bubblewrap is missing or cannot create namespaces, :func:`sandbox_problem` says why, and
 grading refuses to run unless told ``unsafe`` (then only the rlimits and a process group apply).
@@ -33,6 +37,7 @@ from pathlib import Path
 
 SANDBOX_UID = 65534
 HOME = "/home/student"
+STUDY_CACHE = "/studies"  # where a study cache is mounted (read-only) in the sandbox
 LIBRARIES = ("curvlab",)  # packages the chapters import, readable in the sandbox
 
 
@@ -79,9 +84,14 @@ def _read_only_roots() -> list[str]:
     return kept
 
 
-def environment(token: str) -> dict[str, str]:
-    """The environment of the sandboxed runner (nothing inherited from the grader)."""
+def environment(token: str, study_cache: str | None = None) -> dict[str, str]:
+    """The environment of the sandboxed runner (nothing inherited from the grader).
+
+    >>> environment("t")["CURVLAB_CACHE"], environment("t", STUDY_CACHE)["CURVLAB_CACHE"]
+    ('/tmp/curvlab-cache', '/studies')
+    """
     return {
+        "CURVLAB_CACHE": study_cache or "/tmp/curvlab-cache",
         "PATH": f"{os.path.dirname(sys.executable)}:/usr/bin:/bin",
         "HOME": HOME,
         "MPLBACKEND": "Agg",
@@ -94,8 +104,11 @@ def environment(token: str) -> dict[str, str]:
     }
 
 
-def sandbox_command(workdir: Path, token: str, argv: list[str]) -> list[str]:
-    """The ``bwrap`` command line running ``argv`` as ``nobody`` in ``workdir`` (see module)."""
+def sandbox_command(
+    workdir: Path, token: str, argv: list[str], study_cache: Path | None = None
+) -> list[str]:
+    """The ``bwrap`` command line running ``argv`` as ``nobody`` in ``workdir`` (see module);
+    ``study_cache``, a folder, is mounted read-only at :data:`STUDY_CACHE`."""
     command = [
         "bwrap",
         "--unshare-pid",
@@ -128,7 +141,10 @@ def sandbox_command(workdir: Path, token: str, argv: list[str]) -> list[str]:
     for root in roots:
         command += ["--ro-bind", root, root]
     command += ["--bind", str(workdir), HOME, "--chdir", HOME]
-    for key, value in environment(token).items():
+    if study_cache is not None:
+        command += ["--ro-bind", str(Path(study_cache).resolve()), STUDY_CACHE]
+    cache = STUDY_CACHE if study_cache is not None else None
+    for key, value in environment(token, cache).items():
         command += ["--setenv", key, value]
     command += [
         "setpriv",

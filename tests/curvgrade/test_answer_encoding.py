@@ -129,3 +129,18 @@ def test_malformed_answer_data_is_refused():
     ]:
         with pytest.raises(AnswerError):
             decode(data)
+
+
+def test_sympy_arrays_are_data_and_cannot_claim_a_huge_shape():
+    """A Riemann tensor (a SymPy N-dim array) is an answer; a forged array whose shape does
+    not match its data (a memory bomb for the grader) is refused."""
+    x = sp.Symbol("x", real=True)
+    tensor = sp.ImmutableDenseNDimArray([[[[x, 0], [0, 1]]] * 2] * 2)
+    assert decode(encode(tensor)) == tensor
+    for text in (
+        "ImmutableDenseNDimArray(Integer(0), Tuple(Integer(100000), Integer(100000)))",
+        "ImmutableDenseNDimArray(Tuple(Integer(1)), Tuple(Integer(10**9)))",
+        "ImmutableDenseNDimArray(Tuple(Integer(1)), Tuple(Integer(2)))",
+    ):
+        with pytest.raises(AnswerError):
+            parse_srepr(text)

@@ -4,6 +4,13 @@ For each chapter: the instructor edition, graded as a submission, passes every c
 flagged, its points withheld); the student edition earns nothing; a notebook that answers only
 the first graded exercise earns exactly that exercise's points. On fisher-rao, the attacks of
 the classroom issue, each on top of honest wrong work (2 / 6), earn exactly that work's points.
+
+Two Part I chapters and one of Part II, decision-boundaries, which trains the study it
+discusses. That one is graded with ``--study-cache``: the studies are read
+from the instructor's cache (``$CURVLAB_CACHE``, else ``.curvlab-cache/``, which ``make book``
+fills; ``prepare-cache`` runs the chapter's code into it first, fast when the book was built),
+mounted read-only in the sandbox, where a study missing from it could not be stored: the
+instructor edition passing every check shows that no notebook trained the study again.
 """
 
 from __future__ import annotations
@@ -35,7 +42,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 CHAPTERS = [
     ROOT / "book" / "geometry" / "fisher-rao.md",
     ROOT / "book" / "geometry" / "curvature-toolkit.md",
+    ROOT / "book" / "experiments" / "decision-boundaries.md",
 ]
+WITH_STUDIES = {"decision-boundaries"}  # chapters graded with the study cache
 
 
 def _samples_module():
@@ -123,6 +132,15 @@ def graded_chapter(request, tmp_path_factory):
         _write_fisher_samples(path, student, submissions)
     arguments = ["grade", "--chapter", str(path), "--submissions", str(submissions)]
     out = ["--out", str(root / "grades" / "scores.csv"), "--timeout", "300", "--jobs", "2"]
+    if chapter.slug in WITH_STUDIES:
+        from curvgrade.editions import autograder_bundle
+        from curvgrade.studycache import prepare, prepared_for
+        from curvlab.studies.cache import cache_dir
+
+        cache = cache_dir()
+        if not prepared_for(cache, autograder_bundle(chapter)):
+            assert prepare(autograder_bundle(chapter), cache) == []
+        out += ["--study-cache", str(cache)]
     assert main([*arguments, *out]) == 0
     with (root / "grades" / "scores.csv").open(encoding="utf-8") as handle:
         scores = {row["student"]: row for row in csv.DictReader(handle)}
