@@ -3,11 +3,17 @@
 The doctests of ``curvgrade`` call ``example_chapter(folder)``: it copies the smallest chapter
 in the exercise format (tests/curvgrade/fixtures/tiny.md: one exercise, one public and one
 hidden check) into ``folder`` and returns the copy's path.
+
+A test that starts an in-process IPython shell (the grader's ``new_shell``) leaves IPython's
+user module installed as ``sys.modules["__main__"]``; that module has no ``__spec__``, and
+``multiprocessing``'s spawn start method, which a later test may use, fails on it. Every test
+gets the ``__main__`` it started with back, and no shell instance outlives it.
 """
 
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,3 +29,13 @@ def example_chapter(folder: str | Path) -> Path:
 @pytest.fixture(autouse=True)
 def _example_chapter_in_doctests(doctest_namespace):
     doctest_namespace["example_chapter"] = example_chapter
+
+
+@pytest.fixture(autouse=True)
+def _no_shell_outlives_its_test():
+    main = sys.modules["__main__"]
+    yield
+    sys.modules["__main__"] = main
+    interactiveshell = sys.modules.get("IPython.core.interactiveshell")
+    if interactiveshell is not None and interactiveshell.InteractiveShell.initialized():
+        interactiveshell.InteractiveShell.clear_instance()
