@@ -97,3 +97,20 @@ def test_bad_input_names_the_argument():
         stats.paired_difference([1, 2], [0, 1], alpha=2)
     with pytest.raises(ValueError, match="a"):
         stats.paired_difference([1, float("nan")], [0, 1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.2, 3.0), st.floats(0.1, 2.0))
+def test_required_seeds_is_the_fewest_with_the_effect_detectable(effect, sd):
+    n = stats.required_seeds(effect, sd)
+    assert stats.minimum_detectable_effect(n, sd) <= effect
+    if n > 2:
+        assert stats.minimum_detectable_effect(n - 1, sd) > effect
+    assert stats.required_seeds(-effect, sd) == n  # only the size of the effect matters
+
+
+def test_required_seeds_refuses_a_zero_effect_and_an_unreachable_one():
+    with pytest.raises(ValueError, match="effect"):
+        stats.required_seeds(0.0, 1.0)
+    with pytest.raises(ValueError, match="maximum"):
+        stats.required_seeds(0.001, 1.0, maximum=100)

@@ -1,9 +1,10 @@
 """Layer 3, analysis: statistics and verdicts over tidy records (no training here).
 
-- :mod:`~curvlab.analysis.stats`  paired tests, intervals, equivalence, power, Holm;
+- :mod:`~curvlab.analysis.stats`  paired tests, intervals, equivalence, power (seeds needed), Holm;
 - :mod:`~curvlab.analysis.empirical`  a study's runs into effects, correlations and claims;
 - :mod:`~curvlab.analysis.association`  E3 within task × model: seed-cluster bootstrap, a
   permutation null that keeps the model means, the paired Δ–Δ regression;
+- :mod:`~curvlab.analysis.plan`  the frozen analysis plan of Part II and its SHA-256;
 - :mod:`~curvlab.analysis.claims`  verdicts of the reproduction table from named checks;
 - :mod:`~curvlab.analysis.growth`  growth-law fits of curvature against depth.
 """

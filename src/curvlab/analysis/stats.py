@@ -6,6 +6,7 @@ one seed, d_s = m_A(s) − m_B(s), s = 1..n.  Everything here rests on ``scipy.s
 - :func:`paired_difference`  mean d̄, sample sd s_d, the 95% t interval
   d̄ ± t_{0.975, n−1} s_d/√n, the paired t-test p, the Wilcoxon signed-rank p, Cohen's
   d_z = d̄ / s_d, and the minimum detectable effect at 80% power (:func:`minimum_detectable_effect`).
+- :func:`required_seeds`  the fewest seeds for 80% power at a given effect and sd.
 - :func:`equivalence_test`  two one-sided paired t-tests (TOST) against a margin Δ fixed in
   advance: p = max(p₋, p₊) for H₀: d̄ ≤ −Δ and H₀: d̄ ≥ +Δ; equivalent when p < α, i.e. when
   the 90% interval lies inside (−Δ, Δ).
@@ -50,6 +51,7 @@ __all__ = [
     "holm",
     "minimum_detectable_effect",
     "paired_difference",
+    "required_seeds",
     "verdict_follows",
 ]
 
@@ -107,6 +109,41 @@ def minimum_detectable_effect(
         upper *= 2
     effect_size = optimize.brentq(shortfall, 0.0, upper)
     return float(effect_size * sd)
+
+
+def required_seeds(
+    effect: float, sd: float, *, alpha: float = 0.05, power: float = 0.8, maximum: int = 10_000
+) -> int:
+    """The fewest seeds n for which a two-sided paired t-test detects ``effect`` with ``power``.
+
+    The smallest n >= 2 with :func:`minimum_detectable_effect` (n, sd) <= |effect| (the
+    detectable effect falls with n), e.g. from an exploratory study's mean difference and the
+    sd of its per-seed differences.  Refuses an effect of 0 and an n beyond ``maximum``.
+
+    >>> required_seeds(1.0, 1.0), required_seeds(0.5, 1.0), required_seeds(0.25, 1.0)
+    (10, 34, 128)
+    """
+    if not (isinstance(effect, int | float) and math.isfinite(effect) and effect != 0):
+        raise ValueError(f"effect: expected a finite nonzero effect, got {effect!r}")
+    if not (isinstance(sd, int | float) and math.isfinite(sd) and sd >= 0):
+        raise ValueError(f"sd: expected a finite number >= 0, got {sd!r}")
+
+    def enough(n: int) -> bool:
+        return minimum_detectable_effect(n, sd, alpha=alpha, power=power) <= abs(effect)
+
+    low, high = 2, 2
+    while not enough(high):  # double until n is enough, then bisect down to the smallest
+        low, high = high, 2 * high
+        if high > 2 * maximum:
+            raise ValueError(f"effect: needs more than maximum = {maximum} seeds")
+    if enough(low):
+        return low
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if enough(middle) else (middle, high)
+    if high > maximum:
+        raise ValueError(f"effect: needs {high} seeds, more than maximum = {maximum}")
+    return high
 
 
 def paired_difference(a, b, *, alpha: float = 0.05) -> dict:

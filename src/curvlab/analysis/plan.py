@@ -1,0 +1,341 @@
+"""The frozen analysis plan of Part II, and its hash.
+
+One immutable object says, before a confirmatory run, everything a verdict depends on: the
+claims (statement, stratum, estimator, direction, equivalence margin, Holm family), the strata
+of tasks, the curvature estimator (grid and domain radius), the primary training rule, the
+seeds (exploratory and confirmatory, disjoint), α and the margins.  :func:`plan_sha256` hashes
+its canonical JSON (:func:`plan_json`: sorted keys, no whitespace, ASCII), so the hash written
+into ``claims.json`` names exactly one plan, and any change to any field changes it.
+
+Conventions:
+
+- a paired claim compares ``model`` with ``baseline`` over the seeds, per seed the mean over
+  the stratum's tasks of model − baseline (on ``measure``; curvature measures are logs); the
+  association claim (``within_cell_r``) uses every model's task × model cells and names no
+  pair (``model`` and ``baseline`` None), its effect the r of accuracy on ``measure``;
+- ``direction`` "greater": the claim is model > baseline; "equivalent": |difference| < margin
+  (TOST, the margin fixed here); an association claim (estimator ``within_cell_r``) is
+  "greater" when the association is positive;
+- ``holm_family`` names the family over which p is Holm-adjusted; None: a secondary claim,
+  reported unadjusted and not counted in the family.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+
+from curvlab.models.attention import VARIANTS
+from curvlab.models.tasks import HARD_TASKS, LINEAR_TASKS, NONLINEAR_TASKS, TASKS
+
+__all__ = [
+    "DIRECTIONS",
+    "ESTIMATORS",
+    "PLAN",
+    "AnalysisPlan",
+    "ClaimSpec",
+    "CurvatureEstimator",
+    "Stratum",
+    "TrainingRule",
+    "plan_from_dict",
+    "plan_json",
+    "plan_sha256",
+]
+
+DIRECTIONS: tuple[str, ...] = ("greater", "less", "equivalent")
+"""What a claim asserts of its effect: > 0, < 0, or inside (−margin, margin)."""
+
+ESTIMATORS: dict[str, str] = {
+    "paired_mean": "per-seed mean over the stratum of model − baseline, paired t interval",
+    "paired_tost": "the same differences, TOST against the plan's margin (90% interval)",
+    "within_cell_r": "r within every task × model cell, seed-cluster bootstrap, permutation p",
+    "delta_delta_slope": "Δaccuracy on Δlog curvature, task fixed effects, seed bootstrap",
+}
+"""The estimators a claim may name (:mod:`curvlab.analysis.stats`,
+:mod:`curvlab.analysis.association`)."""
+
+
+def _text(name: str, value) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name}: expected a nonempty string, got {value!r}")
+    return value
+
+
+def _positive(name: str, value, *, integer: bool = False) -> None:
+    kinds = int if integer else int | float
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise ValueError(f"{name}: expected a positive number, got {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name}: expected a positive finite number, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """A named set of tasks that a claim averages over (per seed)."""
+
+    name: str
+    tasks: tuple[str, ...]
+    description: str
+
+    def __post_init__(self):
+        _text("name", self.name)
+        if not isinstance(self.tasks, tuple) or not self.tasks:
+            raise ValueError(f"tasks: expected a nonempty tuple of task names, got {self.tasks!r}")
+        for task in self.tasks:
+            if task not in TASKS:
+                raise ValueError(f"tasks: {task!r} is not one of {TASKS}")
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """One declared claim: what is compared, on which tasks, by which estimator, which way."""
+
+    claim: str
+    statement: str
+    stratum: str
+    estimator: str
+    measure: str
+    model: str | None
+    baseline: str | None
+    direction: str
+    margin: float | None = None
+    holm_family: str | None = "primary"
+
+    def __post_init__(self):
+        for name in ("claim", "statement", "stratum", "measure"):
+            _text(name, getattr(self, name))
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(
+                f"estimator: expected one of {tuple(ESTIMATORS)}, got {self.estimator!r}"
+            )
+        pooled = self.estimator == "within_cell_r"  # every model's cells: no pair compared
+        for name in ("model", "baseline"):
+            value = getattr(self, name)
+            if (value is not None) if pooled else (value not in VARIANTS):
+                what = "None (every model's cells enter)" if pooled else f"one of {VARIANTS}"
+                raise ValueError(f"{name}: expected {what}, got {value!r}")
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"direction: expected one of {DIRECTIONS}, got {self.direction!r}")
+        if (self.direction == "equivalent") != (self.margin is not None):
+            raise ValueError("margin: required for an equivalence claim and only for one")
+        if self.margin is not None:
+            _positive("margin", self.margin)
+        if self.holm_family is not None:
+            _text("holm_family", self.holm_family)
+
+
+@dataclass(frozen=True)
+class CurvatureEstimator:
+    """∫|K| dA on the fixed data domain (:func:`curvlab.models.sheets.data_domain_grid`)."""
+
+    grid: int
+    radius: float
+    convergence_threshold: float
+    rho_points: int
+
+    def __post_init__(self):
+        _positive("grid", self.grid, integer=True)
+        _positive("radius", self.radius)
+        _positive("convergence_threshold", self.convergence_threshold)
+        _positive("rho_points", self.rho_points, integer=True)
+
+
+@dataclass(frozen=True)
+class TrainingRule:
+    """The primary training rule: one fixed budget for every model, and how it was chosen."""
+
+    kind: str
+    epochs: int
+    chosen_from: str
+    sensitivity: str
+
+    def __post_init__(self):
+        if self.kind != "fixed_budget":
+            raise ValueError(f"kind: expected 'fixed_budget', got {self.kind!r}")
+        _positive("epochs", self.epochs, integer=True)
+        _text("chosen_from", self.chosen_from)
+        _text("sensitivity", self.sensitivity)
+
+
+@dataclass(frozen=True)
+class AnalysisPlan:
+    """The whole plan (module docstring); frozen, its collections tuples."""
+
+    name: str
+    claims: tuple[ClaimSpec, ...]
+    strata: tuple[Stratum, ...]
+    curvature: CurvatureEstimator
+    training: TrainingRule
+    exploratory_seeds: tuple[int, ...]
+    confirmatory_first_seed: int
+    confirmatory_count: int
+    alpha: float
+    accuracy_margin: float
+    log_curvature_margin: float
+
+    def __post_init__(self):
+        _text("name", self.name)
+        if not isinstance(self.claims, tuple) or not self.claims:
+            raise ValueError("claims: expected a nonempty tuple of ClaimSpec")
+        if not isinstance(self.strata, tuple) or not self.strata:
+            raise ValueError("strata: expected a nonempty tuple of Stratum")
+        names = [s.name for s in self.strata]
+        if len(set(names)) != len(names):
+            raise ValueError(f"strata: names must be unique, got {names}")
+        ids = [c.claim for c in self.claims]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"claims: ids must be unique, got {ids}")
+        for claim in self.claims:
+            if claim.stratum not in names:
+                raise ValueError(
+                    f"claims: {claim.claim} names an unknown stratum {claim.stratum!r}"
+                )
+        seeds = self.exploratory_seeds
+        if not isinstance(seeds, tuple) or not seeds or len(set(seeds)) != len(seeds):
+            raise ValueError("exploratory_seeds: expected a nonempty tuple of distinct integers")
+        _positive("confirmatory_count", self.confirmatory_count, integer=True)
+        if isinstance(self.confirmatory_first_seed, bool) or not isinstance(
+            self.confirmatory_first_seed, int
+        ):
+            raise ValueError("confirmatory_first_seed: expected an integer")
+        if set(self.exploratory_seeds) & set(self.confirmatory_seeds):
+            raise ValueError(
+                "confirmatory_first_seed: the confirmatory seeds overlap the exploratory"
+            )
+        if not (isinstance(self.alpha, float) and 0 < self.alpha < 1):
+            raise ValueError(f"alpha: expected a level in (0, 1), got {self.alpha!r}")
+        _positive("accuracy_margin", self.accuracy_margin)
+        _positive("log_curvature_margin", self.log_curvature_margin)
+
+    @property
+    def confirmatory_seeds(self) -> tuple[int, ...]:
+        """The fresh seeds first, first + 1, ..., first + count − 1."""
+        first = self.confirmatory_first_seed
+        return tuple(range(first, first + self.confirmatory_count))
+
+    def stratum(self, name: str) -> Stratum:
+        """The stratum called ``name``."""
+        for stratum in self.strata:
+            if stratum.name == name:
+                return stratum
+        raise ValueError(f"name: no stratum {name!r} in the plan ({[s.name for s in self.strata]})")
+
+    def family(self, name: str = "primary") -> tuple[str, ...]:
+        """The ids of the claims Holm-adjusted together in family ``name``."""
+        return tuple(c.claim for c in self.claims if c.holm_family == name)
+
+
+def plan_json(plan: AnalysisPlan) -> str:
+    """The canonical JSON of ``plan``: sorted keys, separators "," and ":", ASCII, no NaN.
+
+    >>> plan_json(PLAN)[:40]
+    '{"accuracy_margin":0.01,"alpha":0.05,"cl'
+    """
+    if not isinstance(plan, AnalysisPlan):
+        raise ValueError(f"plan: expected an AnalysisPlan, got {type(plan).__name__}")
+    return json.dumps(
+        asdict(plan), sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    )
+
+
+def plan_sha256(plan: AnalysisPlan) -> str:
+    """The SHA-256 (hex) of :func:`plan_json` encoded as UTF-8: the plan's name in claims.json.
+
+    >>> len(plan_sha256(PLAN)), plan_sha256(PLAN) == plan_sha256(plan_from_dict(asdict(PLAN)))
+    (64, True)
+    """
+    return hashlib.sha256(plan_json(plan).encode("utf-8")).hexdigest()
+
+
+def plan_from_dict(data: Mapping) -> AnalysisPlan:
+    """The plan back from :func:`dataclasses.asdict` or from :func:`plan_json` parsed (lists
+    become tuples); every field checked as on construction."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"data: expected a mapping, got {type(data).__name__}")
+    expected = {f.name for f in fields(AnalysisPlan)}
+    if set(data) != expected:
+        raise ValueError(f"data: expected the fields {sorted(expected)}, got {sorted(data)}")
+    return AnalysisPlan(
+        **{
+            **data,
+            "claims": tuple(ClaimSpec(**c) for c in data["claims"]),
+            "strata": tuple(Stratum(**{**s, "tasks": tuple(s["tasks"])}) for s in data["strata"]),
+            "curvature": CurvatureEstimator(**data["curvature"]),
+            "training": TrainingRule(**data["training"]),
+            "exploratory_seeds": tuple(data["exploratory_seeds"]),
+        }
+    )
+
+
+_EASY = tuple(t for t in NONLINEAR_TASKS if t not in HARD_TASKS)
+_CURVATURE = "log_curvature_total_abs"
+_ACCURACY = "test_accuracy"
+_GATED, _UNGATED = "gated_elementwise", "ungated"
+
+
+_ACCURACY_MARGIN, _LOG_CURVATURE_MARGIN = 0.01, math.log(1.25)
+
+
+def _claims() -> tuple[ClaimSpec, ...]:
+    paired, tost, easy = "paired_mean", "paired_tost", "easy_nonlinear"
+    return (
+        ClaimSpec("E1-sheet", "gated representations are more curved than ungated (∫|K| dA)",
+            easy, paired, _CURVATURE, _GATED, _UNGATED, "greater"),
+        ClaimSpec("E1-sheet-hard", "on the hard tasks too, gated representations are more curved",
+            "hard", paired, _CURVATURE, _GATED, _UNGATED, "greater"),
+        ClaimSpec("E1-extrinsic", "gated representations bend more than ungated (normal part ρ⊥)",
+            easy, paired, "log_rho_normal", _GATED, _UNGATED, "greater"),
+        ClaimSpec("E1-specific", "the multiplicative gate curves more than the additive one",
+            easy, paired, _CURVATURE, _GATED, "ablation", "greater"),
+        ClaimSpec("E1-linear", "on linear controls the gate leaves curvature within ±log 1.25",
+            "linear", tost, _CURVATURE, _GATED, _UNGATED, "equivalent", _LOG_CURVATURE_MARGIN),
+        ClaimSpec("E1-proxy", "gated representations are more curved than ungated (proxy ρ)",
+            easy, paired, "log_rho", _GATED, _UNGATED, "greater", holm_family=None),
+        ClaimSpec("E2", "gated attention is more accurate than ungated on nonlinear boundaries",
+            easy, paired, _ACCURACY, _GATED, _UNGATED, "greater"),
+        ClaimSpec("E2-hard", "gated attention is more accurate than ungated on the hard tasks",
+            "hard", paired, _ACCURACY, _GATED, _UNGATED, "greater"),
+        ClaimSpec("E2-linear", "gated attention has no accuracy advantage on linear boundaries",
+            "linear", tost, _ACCURACY, _GATED, _UNGATED, "equivalent", _ACCURACY_MARGIN),
+        ClaimSpec("E2-width", "the gate beats an ungated model of matched parameters",
+            easy, paired, _ACCURACY, _GATED, "ungated_wide", "greater"),
+        ClaimSpec("E2-additive", "the multiplicative gate beats the additive nonlinearity",
+            easy, paired, _ACCURACY, _GATED, "ablation", "greater"),
+        ClaimSpec("E2-headwise", "a headwise gate is also more accurate than ungated",
+            easy, paired, _ACCURACY, "gated_headwise", _UNGATED, "greater"),
+        ClaimSpec("E3", "within a task and a model, more curved runs are more accurate",
+            "nonlinear", "within_cell_r", _CURVATURE, None, None, "greater"),
+        ClaimSpec("E3-delta", "a seed's larger gain in curvature goes with a larger accuracy gain",
+            "nonlinear", "delta_delta_slope", _CURVATURE, _GATED, _UNGATED, "greater",
+            holm_family=None),
+    )  # fmt: skip
+
+
+PLAN = AnalysisPlan(
+    name="Part II confirmatory plan",
+    claims=_claims(),
+    strata=(
+        Stratum("easy_nonlinear", _EASY, "nonlinear tasks a small model fits"),
+        Stratum("hard", HARD_TASKS, "capacity-limiting nonlinear tasks"),
+        Stratum("nonlinear", NONLINEAR_TASKS, "all nonlinear tasks (E3's task × model cells)"),
+        Stratum("linear", LINEAR_TASKS, "linear controls: the optimal boundary is a line"),
+    ),
+    curvature=CurvatureEstimator(grid=32, radius=0.2, convergence_threshold=0.05, rho_points=256),
+    training=TrainingRule(
+        kind="fixed_budget",
+        epochs=400,
+        chosen_from="the ungated baseline's convergence in the pilot (curvlab.studies.pilot)",
+        sensitivity="the retraining ladder up to 3 doublings, reported beside the primary rule",
+    ),
+    exploratory_seeds=tuple(range(20)),
+    confirmatory_first_seed=200,
+    confirmatory_count=40,
+    alpha=0.05,
+    accuracy_margin=_ACCURACY_MARGIN,
+    log_curvature_margin=_LOG_CURVATURE_MARGIN,
+)
+"""The plan of the confirmatory study.  The exploratory study (seeds 0–19) informed these
+choices; the confirmatory seeds (200 on) were never used before."""
