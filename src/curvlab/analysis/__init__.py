@@ -5,6 +5,7 @@
 - :mod:`~curvlab.analysis.association`  E3 within task × model: seed-cluster bootstrap, a
   permutation null that keeps the model means, the paired Δ–Δ regression;
 - :mod:`~curvlab.analysis.plan`  the frozen analysis plan of Part II and its SHA-256;
+- :mod:`~curvlab.analysis.schema`  the claims.json record schema and its validators;
 - :mod:`~curvlab.analysis.claims`  verdicts of the reproduction table from named checks;
 - :mod:`~curvlab.analysis.growth`  growth-law fits of curvature against depth.
 """
