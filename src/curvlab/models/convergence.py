@@ -16,8 +16,9 @@ the last epoch E:
   counts as stable, one undefined at only one end as not.
 
 The loss plateau is still recorded beside it (``plateau_change`` in ``runs.csv``).  The
-tolerances were fixed before the pilot (:mod:`curvlab.studies.pilot`) was run, and the
-pilot reads only this criterion and the ungated baseline's accuracy.
+pilot (:mod:`curvlab.studies.pilot`) reads only this criterion and the ungated baseline's
+accuracy.  The criterion itself was introduced after a first 20-seed study's claims had been
+seen (a change of the exploratory study, not a rule fixed in advance).
 
 A run that fails the criterion is trained again from its initial weights with twice the
 budget (the schedule spans the budget, so each rung is a run of its own), up the ladder

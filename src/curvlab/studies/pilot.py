@@ -12,16 +12,16 @@ it converged (:mod:`curvlab.models.convergence`) and its test accuracy.
 2. the **ungated baseline** has stopped improving: its mean test accuracy over tasks and
    seeds rises by less than ``baseline_gain`` (half a point) from B to the next budget.
 
-Nothing else enters: the rule never reads a gated–ungated difference, and it was fixed (with
-the criterion's tolerances and the analysis plan) before the study's differences were
-computed.  The last budget has no successor and cannot be chosen.  If no budget qualifies,
-:func:`choose_epochs` says so (``chosen`` None) and its ``epochs`` fall back to the smallest
-budget at which the baseline stopped improving (``rule`` "baseline only"; this fallback was
-added when a first pilot showed no budget reaching the share), so that the protocol is still
-fixed by the baseline alone and the shortfall in convergence is reported, not hidden.  The
-study then retrains each unconverged run at doubled budgets
-(:func:`curvlab.studies.cells.train_until_converged`); the summary's ``ladder_share``
-says how far that reaches within the pilot's own budgets.
+Nothing else enters: the rule never reads a gated–ungated difference (though it was written,
+with the criterion and the schedule, after a first 20-seed study's differences had been seen:
+the study it sets is exploratory).  The last budget has no successor and cannot be chosen.  If
+no budget qualifies, :func:`choose_epochs` says so (``chosen`` None) and its ``epochs`` fall
+back to the smallest budget at which the baseline stopped improving (``rule`` "baseline only";
+this fallback was added when a first pilot showed no budget reaching the share), so that the
+protocol is still fixed by the baseline alone and the shortfall in convergence is reported, not
+hidden.  The study then retrains each unconverged run at doubled budgets
+(:func:`curvlab.studies.cells.train_until_converged`); the summary's ``ladder_share`` says how
+far that reaches within the pilot's own budgets.
 
 ``python -m curvlab pilot --out DIR`` writes ``DIR/pilot.csv`` (one row per run and budget)
 and ``DIR/pilot_summary.csv`` (one row per budget).

@@ -8,7 +8,8 @@
   + 1 evenly spaced epochs of each run's budget);
 - ``DIR/effects.csv``  per task and comparison: the paired difference over seeds with its 95%
   interval (unadjusted; the forest plot);
-- ``DIR/correlations.json``  E3: Pearson and Spearman, pooled and within task, with intervals;
+- ``DIR/correlations.json``  E3: within task × model (seed-cluster intervals, permutation
+  null), the paired Δ–Δ slope, and the model-pooled figures (confounded, descriptive);
 - ``DIR/claims.json``  the whole claims table: the geometric claims T1 to T5
   (:mod:`curvlab.studies.geometric_claims`: checks, passed, verdict) and one record per
   empirical claim (:data:`CLAIM_FIELDS`, plus ``d_z``, ``p_raw``, the comparison and
@@ -32,10 +33,12 @@ one that did not converge is trained afresh at twice the budget, ``retrain_doubl
 (:func:`curvlab.studies.cells.train_until_converged`), and a run unconverged at the cap
 is kept and counted.  The ``small`` scale's starting epochs are those the convergence pilot
 (:mod:`curvlab.studies.pilot`) chose from convergence and the ungated baseline's accuracy
-alone; the protocol and :data:`ANALYSIS` (measures, tests, margin, level) were fixed before
-any gated–ungated difference was looked at, except the retraining ladder, added after the
-first study showed 229 of 800 runs unconverged at a fixed budget (a rule on each run's own
-convergence, blind to the model it trains).
+alone.  The study is **exploratory**: the protocol and :data:`ANALYSIS` were not fixed before
+gated–ungated differences were seen.  Earlier runs of it (a 5-seed study, then a 20-seed
+claims table) had been looked at when the schedule, the weight decay, the convergence rule,
+the pilot's fallback and the retraining ladder were changed (each a rule on convergence or on
+the baseline alone, but chosen with those results known).  The plan frozen for a confirmatory
+study on fresh seeds is :data:`curvlab.analysis.plan.PLAN`.
 """
 
 from __future__ import annotations
