@@ -1,5 +1,5 @@
 """Laws of the Part II chapters' source: code that fits the page, one table of checks, and no
-assertion of which empirical verdict comes out."""
+assertion of which verdict comes out (by ``assert`` or by a check table's ``holds``)."""
 
 import re
 from pathlib import Path
@@ -41,21 +41,86 @@ def test_cells_are_short(name):
     assert max(lengths[1:]) <= 40  # the first cell holds the imports
 
 
-def test_the_reproduction_never_asserts_which_empirical_verdict_comes_out():
-    text = (CHAPTERS / "reproduction.md").read_text(encoding="utf-8")
-    asserted = re.findall(r"assert[^\n]*verdicts\[\"(?:E\d|r)\"\][^\n]*", text)
-    assert asserted == []
+def _verdicts() -> tuple[str, ...]:
+    from curvlab.analysis.claims import EMPIRICAL_VERDICTS, GEOMETRIC_VERDICTS
+
+    return (*EMPIRICAL_VERDICTS, *GEOMETRIC_VERDICTS)
+
+
+def _call_arguments(source: str, start: int) -> str:
+    """The text between the parenthesis opening at ``start`` and its match (strings skipped)."""
+    depth, quote, i = 0, None, start
+    while i < len(source):
+        char = source[i]
+        if quote:
+            if char == "\\":
+                i += 1
+            elif char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return source[start + 1 : i]
+        i += 1
+    return source[start + 1 :]
+
+
+def verdict_assertions(source: str) -> list[str]:
+    """The statements of ``source`` that assert which verdict comes out: an ``assert`` line, or
+    a ``holds(...)`` call (``checks.holds``, ``CheckTable.holds``), that compares with a verdict
+    literal ("supported", "reproduced", ...) or names a claim's ``verdict`` beside ``==``/``!=``."""
+    literal = "|".join(re.escape(v) for v in _verdicts())
+    compares = re.compile(
+        rf"(?:==|!=|\bin\b)\s*[\[(]?\s*[\"'](?:{literal})[\"']"
+        rf"|[\"'](?:{literal})[\"']\s*[\])]?\s*(?:==|!=)"
+        rf"|=\s*[\"'](?:{literal})[\"']"
+        r"|\[[\"']verdict[\"']\]\s*(?:==|!=)\s*[\"']"
+    )
+    found = [
+        line.strip()
+        for line in source.splitlines()
+        if line.lstrip().startswith("assert") and (compares.search(line) or "verdict" in line)
+    ]
+    for match in re.finditer(r"\bholds\s*\(", source):
+        arguments = _call_arguments(source, match.end() - 1)
+        if compares.search(arguments):
+            found.append(f"holds({arguments.strip()})")
+    return found
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        'checks.holds("x", claims["E2"]["verdict"] == "supported")',
+        'CheckTable("t").holds("x", verdicts == dict(T1="reproduced", T2="partly"))',
+        'checks.holds(\n    "E1 holds",\n    record["verdict"] in ("supported",),\n)',
+        'assert claims["E2"]["verdict"] == "supported"',
+    ],
+)
+def test_the_verdict_detector_flags_a_planted_assertion(planted):
+    assert verdict_assertions(f"x = 1\n{planted}\ny = 2") != []
+
+
+@pytest.mark.parametrize(
+    "innocent",
+    [
+        'checks.holds(f"{name}: rule", stats.verdict_follows(record), record["verdict"])',
+        'checks.holds("rule", record["verdict"] == verdict(record["checks"]), record["verdict"])',
+        'checks.holds("T1, T2 reproduced (prose)", stats.holm(p) == adjusted)',
+    ],
+)
+def test_the_verdict_detector_lets_a_rule_check_pass(innocent):
+    assert verdict_assertions(innocent) == []
 
 
 @pytest.mark.parametrize("name", STUDY)
-def test_no_study_chapter_asserts_which_empirical_verdict_comes_out(name):
+def test_no_study_chapter_asserts_which_verdict_comes_out(name):
     cells = _code_cells(name)
-    asserted = [
-        line
-        for cell in cells
-        for line in cell.splitlines()
-        if line.lstrip().startswith("assert") and re.search(r"verdict|E\d", line)
-    ]
+    asserted = [found for cell in cells for found in verdict_assertions(cell)]
     assert asserted == []
     # verdicts are checked against their rule, by the library's rule function
     assert any("stats.verdict_follows(record)" in cell for cell in cells)
