@@ -166,26 +166,6 @@ def test_the_verdict_summaries_group_every_claim_under_its_verdict():
     assert tables.study_summary([CLAIMS[0]], meta).endswith("changes for: no claim.")
 
 
-def test_the_correlation_sentences_show_r_with_its_interval():
-    e3 = tables.e3_sentence(CLAIMS[5])
-    assert "$r$ = +0.40 [+0.20, +0.55] (Spearman +0.38), verdict **supported**" in e3
-    assert "pooled over tasks $r$ = -0.12, beside the unverified $r$ = 0.79" in e3
-    c = {
-        "n": 300,
-        "pearson_r": 0.31,
-        "pearson_ci_low": 0.2,
-        "pearson_ci_high": 0.41,
-        "spearman_rho": 0.3,
-        "spearman_ci_low": 0.19,
-        "spearman_ci_high": 0.4,
-    }
-    text = tables.correlation_summary({"pooled": c, "within_task": c, "paper_r": 0.79}, CLAIMS[5])
-    assert text.startswith(
-        "Over 300 runs on the nonlinear tasks: pooled Pearson $r$ = +0.31 [+0.20, +0.41]"
-    )
-    assert "Holm $p$ = 0.004) is **supported**" in text
-
-
 def _run(task, model, seed, converged=True, epochs=400):
     return {"task": task, "model": model, "seed": seed, "converged": converged, "epochs": epochs}
 

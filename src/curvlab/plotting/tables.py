@@ -7,7 +7,7 @@ the records it is given:
 - claims (``claims.json``, :func:`curvlab.analysis.empirical.claims`): :func:`claims_table`
   (geometric and empirical claims, one row each), :func:`claim_sentence` /
   :func:`claim_sentences`, :func:`converged_only_summary`, :func:`measures_agreement`,
-  :func:`verdict_summary`, :func:`e3_sentence`, :func:`correlation_summary`;
+  :func:`verdict_summary` (E3's sentence is written by its chapter, beside its numbers);
 - the protocol and its runs (``meta.json``, ``runs.csv``): :func:`executed_protocol`,
   :func:`converged_by_budget`, :func:`unconverged_summary`, :func:`study_summary`;
 - the pilot (:func:`curvlab.studies.pilot.pilot`): :func:`pilot_table`,
@@ -18,7 +18,7 @@ the records it is given:
   :func:`measure_checks_table`, :func:`step_table`.
 
 Numbers are printed as the chapters state them: effects and intervals with three decimals and
-a sign, Holm p with two significant digits, correlations with two decimals.  A statement put in
+a sign, Holm p with two significant digits.  A statement put in
 a table cell has its pipes escaped (``\\|``), so that it cannot split the row.
 """
 
@@ -37,8 +37,6 @@ __all__ = [
     "claims_table",
     "converged_by_budget",
     "converged_only_summary",
-    "correlation_summary",
-    "e3_sentence",
     "empirical_row",
     "executed_protocol",
     "geometric_row",
@@ -216,40 +214,6 @@ def verdict_summary(records: Iterable[Mapping], config: Mapping) -> str:
         f"({len(config['seeds'])} seeds, d_model {config['d_model']}, from {config['epochs']} "
         f"epochs): {groups}. An inconclusive verdict is not evidence of no effect: true effects "
         "smaller than its mde₈₀ (listed above) could have been missed by this study."
-    )
-
-
-# --- correlation (E3) -------------------------------------------------------------------------
-
-
-def _r(c: Mapping, key: str = "pearson") -> str:
-    value = c["pearson_r"] if key == "pearson" else c["spearman_rho"]
-    return _interval(value, c[f"{key}_ci_low"], c[f"{key}_ci_high"], digits=2)
-
-
-def correlation_summary(correlation: Mapping, e3: Mapping) -> str:
-    """Pooled and within-task Pearson and Spearman correlations (95% intervals) of one
-    :func:`curvlab.analysis.empirical.correlations` record, with E3's verdict beside the
-    unverified r of the secondary source."""
-    pooled, within = correlation["pooled"], correlation["within_task"]
-    return (
-        f"Over {pooled['n']} runs on the nonlinear tasks: pooled Pearson $r$ = {_r(pooled)}, "
-        f"Spearman {_r(pooled, 'spearman')}; within task $r$ = {_r(within)}, Spearman "
-        f"{_r(within, 'spearman')} (95% intervals). E3 (within task, Holm $p$ = "
-        f"{e3['p']:.2g}) is **{e3['verdict']}**, beside the unverified "
-        f"$r$ = {correlation['paper_r']} of the secondary source."
-    )
-
-
-def e3_sentence(e3: Mapping) -> str:
-    """E3 of ``claims.json`` in one sentence: within-task r, its verdict, and the pooled r."""
-    return (
-        "Our E3, within task on the nonlinear tasks: $r$ = "
-        f"{_interval(e3['effect'], e3['ci_low'], e3['ci_high'], digits=2)} "
-        f"(Spearman {e3['spearman_within']:+.2f}), verdict **{e3['verdict']}**; pooled over "
-        f"tasks $r$ = {e3['pooled_r']:+.2f}, beside the unverified $r$ = {e3['paper_r']}. "
-        "Pooling mixes the tasks' difficulty with the models' curvature, which is why the "
-        "claim is tested within task."
     )
 
 
