@@ -129,7 +129,7 @@ class ClaimSpec:
 
 @dataclass(frozen=True)
 class CurvatureEstimator:
-    """∫|K| dA on the fixed data domain (:func:`curvlab.models.sheets.data_domain_grid`)."""
+    """∫|K| dA on the fixed data domain (:func:`curvlab.models.domains.data_domain_grid`)."""
 
     grid: int
     radius: float

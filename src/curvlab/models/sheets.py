@@ -6,12 +6,9 @@ with metric g = JᵀJ and P_⊥ = I − J g⁻¹ Jᵀ the projection onto the no
 - **sheet** (intrinsic): Gaussian curvature by the Gauss equation,
   K = (⟨II₁₁, II₂₂⟩ − ‖II₁₂‖²) / det g with II_ij = P_⊥ H_ij, integrated as ∫|K| dA,
   dA = √det g du, over the region where the data lie (midpoint grid on the bounding box of the
-  training points, nodes within 1.5 grid spacings of a training point: a region that shrinks
-  as the grid is refined; :func:`data_domain_grid` fixes the domain instead, the points of the
-  box within a radius r of a training point, and :func:`grid_convergence` measures the
-  estimate's change |log(I_P / I_2P)| per sheet); nodes where r is not an immersion
-  (σ_min/σ_max of J below :data:`curvlab.geometry.gauss_equation.IMMERSION_TOLERANCE`) are
-  excluded and counted.
+  training points, nodes within 1.5 grid spacings of a training point); nodes where r is not
+  an immersion (σ_min/σ_max of J below
+  :data:`curvlab.geometry.gauss_equation.IMMERSION_TOLERANCE`) are excluded and counted.
   K, II and the immersion test are the engine's
   (:func:`curvlab.geometry.gauss_equation.surface_from_jets`).  K = 0 on a cylinder.
 - **proxy** ρ: the finite-difference ratio
@@ -28,7 +25,6 @@ All three are invariant under r ↦ c·r; ρ₀ and ρ_⊥ have units of 1/input
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
@@ -38,12 +34,9 @@ from curvlab.geometry.measures import sheet_measures
 from curvlab.models.attention import AttentionClassifier, representation_map
 
 __all__ = [
-    "DOMAIN_RADIUS",
-    "data_domain_grid",
     "data_region_grid",
     "direction_measures",
     "finite_difference_rho",
-    "grid_convergence",
     "sheet_from_jets",
 ]
 
@@ -122,14 +115,14 @@ def finite_difference_rho(
     return (plus - 2 * centre + minus).norm(dim=-1) / (h * (plus - minus).norm(dim=-1))
 
 
-def _box_grid(train_points: torch.Tensor, points_per_axis: int):
-    """Midpoint nodes (E, P², 2) on each member's data bounding box, and the cell sides (E, 2)."""
+def data_region_grid(train_points: torch.Tensor, points_per_axis: int = 12):
+    """Midpoint grids on each member's data bounding box, weighted only near the data.
+
+    ``train_points`` (E, n, 2).  Returns nodes (E, N, 2) and weights (E, N), N = points², a
+    node's weight the cell area if a training point lies within 1.5 cell widths, else 0.
+    """
     if train_points.ndim != 3 or train_points.shape[-1] != 2:
         raise ValueError("train_points: expected a tensor (E, n, 2)")
-    if isinstance(points_per_axis, bool) or not isinstance(points_per_axis, int):
-        raise ValueError(f"points_per_axis: expected an integer >= 1, got {points_per_axis!r}")
-    if points_per_axis < 1:
-        raise ValueError(f"points_per_axis: expected an integer >= 1, got {points_per_axis!r}")
     low = train_points.amin(dim=1)  # (E, 2)
     high = train_points.amax(dim=1)
     steps = (high - low) / points_per_axis  # (E, 2)
@@ -140,99 +133,11 @@ def _box_grid(train_points: torch.Tensor, points_per_axis: int):
     gx = axes[:, None, :, 0].expand(-1, points_per_axis, -1)
     gy = axes[:, :, None, 1].expand(-1, -1, points_per_axis)
     nodes = torch.stack([gx.reshape(gx.shape[0], -1), gy.reshape(gy.shape[0], -1)], dim=-1)
-    return nodes, steps
-
-
-def data_region_grid(train_points: torch.Tensor, points_per_axis: int = 12):
-    """Midpoint grids on each member's data bounding box, weighted only near the data.
-
-    ``train_points`` (E, n, 2).  Returns nodes (E, N, 2) and weights (E, N), N = points², a
-    node's weight the cell area if a training point lies within 1.5 cell widths, else 0.
-    The region depends on the grid (it shrinks as the grid is refined): for an estimand that
-    does not, use :func:`data_domain_grid`.
-    """
-    nodes, steps = _box_grid(train_points, points_per_axis)
     radius = 1.5 * steps.amax(dim=1)  # (E,)
     nearest = torch.cdist(nodes, train_points).amin(dim=-1)  # (E, N)
     cell = steps.prod(dim=1)  # (E,)
     weights = torch.where(nearest <= radius[:, None], cell[:, None], torch.zeros_like(nearest))
     return nodes, weights
-
-
-DOMAIN_RADIUS: float = 0.2
-"""The radius r (input units) of the fixed data domain of :func:`data_domain_grid`: about the
-mean spacing of 128 training points on [-1, 1]² (2/√128 ≈ 0.18)."""
-
-
-def data_domain_grid(
-    train_points: torch.Tensor, points_per_axis: int = 12, radius: float = DOMAIN_RADIUS
-):
-    """Midpoint grids on each member's data bounding box, weighted on a domain fixed by the data.
-
-    The domain D = {x in the bounding box of the training points : min_i |x − p_i| ≤ r} does
-    not depend on the grid, so Σ_nodes w f → ∫_D f dx as the grid is refined (the midpoint
-    rule on the cells whose centre lies in D; the cells cut by ∂D make the error O(1/P)).
-    ``train_points`` (E, n, 2), ``radius`` r > 0 in input units.  Returns nodes (E, N, 2) and
-    weights (E, N), N = P² for P = ``points_per_axis``, a node's weight the cell area when the
-    node lies in D, else 0; weights.sum(-1) is the area of D as this grid sees it.
-
-    >>> points = torch.tensor([[[0.0, 0.0], [1.0, 1.0]]], dtype=torch.float64)
-    >>> [round(float(data_domain_grid(points, p, 0.5)[1].sum()), 2) for p in (10, 100, 400)]
-    [0.4, 0.39, 0.39]
-    """
-    if isinstance(radius, bool) or not isinstance(radius, int | float) or not radius > 0:
-        raise ValueError(f"radius: expected a positive number of input units, got {radius!r}")
-    if not math.isfinite(radius):
-        raise ValueError(f"radius: expected a finite number, got {radius!r}")
-    nodes, steps = _box_grid(train_points, points_per_axis)
-    nearest = torch.cdist(nodes, train_points).amin(dim=-1)  # (E, N)
-    cell = steps.prod(dim=1)  # (E,)
-    weights = torch.where(nearest <= radius, cell[:, None], torch.zeros_like(nearest))
-    return nodes, weights
-
-
-def grid_convergence(integral: Callable[[int], torch.Tensor], grids) -> dict:
-    """How an integral estimate per sheet changes when its grid is doubled.
-
-    ``integral(P)`` gives the estimates I_P (E,) (one per sheet, e.g. ∫|K| dA on
-    :func:`data_domain_grid` with P points per axis); for each P in ``grids``,
-    |log(I_P / I_2P)| per sheet and its median over sheets.  Sheets where I_P or I_2P is not
-    a positive finite number have no ratio: they are left out of the median and counted.
-    Returns a dict P -> {"log_ratio": [per sheet, None where undefined], "median", "undefined"}.
-
-    >>> convergence = grid_convergence(lambda p: torch.tensor([1 + 1 / p, 2 - 1 / p]), [10])
-    >>> [round(v, 4) for v in convergence[10]["log_ratio"]], round(convergence[10]["median"], 4)
-    ([0.0465, 0.026], 0.0362)
-    """
-    grids = list(grids)
-    if not grids or any(isinstance(p, bool) or not isinstance(p, int) or p < 1 for p in grids):
-        raise ValueError(f"grids: expected a nonempty list of integers >= 1, got {grids!r}")
-    cache: dict[int, torch.Tensor] = {}
-
-    def estimate(p: int) -> torch.Tensor:
-        if p not in cache:
-            cache[p] = torch.as_tensor(integral(p), dtype=torch.float64).reshape(-1).cpu()
-        return cache[p]
-
-    out = {}
-    for p in grids:
-        coarse, fine = estimate(p), estimate(2 * p)
-        if coarse.shape != fine.shape:
-            raise ValueError(f"integral: {p} and {2 * p} gave different numbers of sheets")
-        good = torch.isfinite(coarse) & torch.isfinite(fine) & (coarse > 0) & (fine > 0)
-        ratios = torch.where(good, (coarse / fine.where(good, 1.0)).log().abs(), 0.0)
-        values = [float(r) if ok else None for r, ok in zip(ratios, good, strict=True)]
-        defined = ratios[good]
-        if defined.numel() == 0:
-            raise ValueError(
-                f"integral: no sheet has a positive finite estimate at {p} and {2 * p}"
-            )
-        out[p] = {
-            "log_ratio": values,
-            "median": float(defined.quantile(0.5)),  # an even count: the middle two's mean
-            "undefined": int((~good).sum()),
-        }
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
