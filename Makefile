@@ -78,14 +78,28 @@ $(VENDOR_STAMP): $(VENDOR_NPM)/package.json $(VENDOR_NPM)/package-lock.json
 	cd $(VENDOR_NPM)/node_modules/@jupyter-widgets/html-manager/dist && cp embed-amd.js *.woff2 *.woff *.ttf *.eot *.svg $(CURDIR)/$(VENDOR_OUT)/html-manager/
 	cd $(VENDOR_NPM) && node -e 'for (const p of ["mathjax", "requirejs", "@jupyter-widgets/html-manager"]) console.log(p + " " + require(p + "/package.json").version)' > $(CURDIR)/$@
 
-#   make studies       run the studies the chapters read (none yet: a no-op), before the book
-# Each entry of STUDIES is run as `python -m curvlab <entry>` (its results are cached in
-# .curvlab-cache/, so an unchanged study costs a cache look-up). Empty for now.
-STUDIES :=
-studies: $(STAMP)
+#   make studies       run every study the chapters read, through the command line, before the
+#                      book: progress bars with an ETA in the terminal, results in
+#                      _build/studies/<study>/ and in the run cache (.curvlab-cache/), so that
+#                      the chapters read them back instead of training
+# Each entry of STUDIES is run as `python -m curvlab <entry> --scale small --device cpu --out
+# _build/studies/<entry>`: the calls the chapters make (CPU, scale small), so the cache keys
+# agree. The cache is keyed by each study's configuration and code, so a study whose code is
+# unchanged costs a cache look-up; the stamp keeps a no-change `make book` from starting
+# Python at all. A study that fails stops the build before any chapter runs.
+STUDIES := depth poole pilot reproduce boundaries sweep
+STUDIES_STAMP := _build/studies/.complete
+STUDY_SOURCES := $(shell find src/curvlab -name '*.py' -not -path '*/__pycache__/*' 2>/dev/null)
+studies: require-python $(STUDIES_STAMP)
+
+$(STUDIES_STAMP): $(STAMP) $(STUDY_SOURCES)
+	@rm -f $@
 	@for study in $(STUDIES); do \
-	  echo "$(BIN)/python -m curvlab $$study"; $(BIN)/python -m curvlab $$study || exit 1; \
+	  echo "$(BIN)/python -m curvlab $$study --scale small --device cpu --out _build/studies/$$study"; \
+	  $(BIN)/python -m curvlab $$study --scale small --device cpu --out _build/studies/$$study \
+	    || { echo "make: the study $$study failed; the book is not built"; exit 1; }; \
 	done
+	@touch $@
 
 #   make book          build the executed book into _build/html (-W: a failing cell or any warning
 #                      fails it, naming the chapters). Executes only what changed: a chapter edit
@@ -104,8 +118,9 @@ book: require-python require-npm _build/html/index.html
 # page again and reports every warning again (the executions come from the cache, except those
 # that failed: they are run again). A per-cell timeout guards against hangs only
 # (execute.timeout in _config.yml; CURVLAB_CELL_TIMEOUT=<seconds> overrides it).
-# `studies` is order-only: it runs first but does not by itself make the site out of date.
-_build/html/index.html: $(STAMP) $(VENDOR_STAMP) $(BOOK_SOURCES) | studies
+# The studies are order-only: they run first but do not by themselves make the site out of
+# date (a change to the library that they read does, through BOOK_SOURCES).
+_build/html/index.html: $(STAMP) $(VENDOR_STAMP) $(BOOK_SOURCES) | $(STUDIES_STAMP)
 	@rm -f $@
 	MPLBACKEND=module://matplotlib_inline.backend_inline $(BIN)/jupyter-book build . -W -n --keep-going \
 	  || { rm -rf $@ _build/.doctrees; echo "make: the book build failed: nothing of it is up to date"; exit 1; }

@@ -139,7 +139,7 @@ def test_the_book_rule_removes_what_a_failed_build_leaves():
     text = (REPOSITORY / "Makefile").read_text(encoding="utf-8")
     rule = re.search(r"^_build/html/index\.html:(.*)\n((?:\t.*\n)+)", text, re.MULTILINE)
     assert rule, "no rule for _build/html/index.html"
-    assert re.search(r"\|\s*studies\b", rule.group(1)), "the studies hook runs before the book"
+    assert re.search(r"\|\s*\$\(STUDIES_STAMP\)", rule.group(1)), "the studies run before the book"
     recipe = rule.group(2)
     assert re.search(r"rm -f \$@", recipe.splitlines()[0]), "the target is removed first"
     assert "|| {" in recipe and "_build/.doctrees" in recipe and "exit 1" in recipe
@@ -562,3 +562,27 @@ def test_a_failed_build_is_never_up_to_date(tmp_path):
     assert status == 0 and "jupyter-book build" not in log, (
         f"a passed build is not up to date:\n{log}"
     )
+
+
+def test_the_studies_step_runs_registered_studies_the_chapters_read():
+    from curvlab.cli import STUDIES
+
+    text = (REPOSITORY / "Makefile").read_text(encoding="utf-8")
+    listed = re.search(r"^STUDIES := (.*)$", text, re.MULTILINE).group(1).split()
+    assert listed and set(listed) <= set(STUDIES), listed
+    chapters = "\n".join(
+        path.read_text(encoding="utf-8") for path in (REPOSITORY / "book").rglob("*.md")
+    )
+    called = {
+        "reproduce": "reproduce(",
+        "pilot": "pilot(",
+        "sweep": "sweep(",
+        "depth": "depth_study(",
+        "poole": "poole_study(",
+        "boundaries": "retrain(",
+    }
+    for study, call in called.items():
+        if call in chapters:
+            assert study in listed, f"a chapter calls {call}...) but `make studies` skips {study}"
+    rule = re.search(r"^\$\(STUDIES_STAMP\):(.*)\n((?:\t.*\n)+)", text, re.MULTILINE)
+    assert rule and "--device cpu" in rule.group(2) and "exit 1" in rule.group(2)

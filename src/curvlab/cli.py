@@ -19,7 +19,8 @@ the common options, defined once (:func:`add_common_arguments`):
 A study that caches nothing (``cached = False``) has no ``--cache-dir`` or ``--refresh``.
 The studies: ``reproduce`` (Part II: DIR/runs.csv, loss_curves.csv, effects.csv,
 claims.json with T1 to T5 and E1 to E3, correlations.json, meta.json and the figures),
-``pilot`` (DIR/pilot.csv, pilot_summary.csv), ``sweep`` (DIR/sweep.csv), ``depth``
+``pilot`` (DIR/pilot.csv, pilot_summary.csv), ``sweep`` (DIR/sweep.csv), ``boundaries``
+(DIR/boundaries.csv: the trained models the chapters draw, cached), ``depth``
 (DIR/depth.csv), ``poole`` (DIR/poole.csv, Poole et al.'s random tanh anchor of the depth
 study) and ``ensemble-benchmark`` (DIR/ensemble_benchmark.csv); each also writes meta.json.
 
@@ -171,6 +172,22 @@ class _Sweep(_Study):
         return StudyResult(runs=rows, meta=meta, names={"runs": "sweep.csv"})
 
 
+class _Boundaries(_Study):
+    name = "boundaries"
+    help = "the trained models the chapters draw (runs of reproduce, retrained and cached)"
+
+    def run(self, args):
+        from curvlab.studies.boundaries import retrain_book_runs
+        from curvlab.studies.result import StudyResult
+
+        records = retrain_book_runs(args.scale, **self._options(args))
+        for row in records:
+            _say(f"{row['task']:>10} {row['model']:>18} seed {row['seed']}: {row['epochs']} epochs")
+        return StudyResult(
+            runs=records, meta={"scale": args.scale}, names={"runs": "boundaries.csv"}
+        )
+
+
 class _Depth(_Study):
     name = "depth"
     help = "curvature against depth of attention stacks (DIR/depth.csv)"
@@ -272,7 +289,15 @@ class _EnsembleBenchmark(_Study):
 
 STUDIES: dict[str, _Study] = {
     study.name: study
-    for study in (_Reproduce(), _Pilot(), _Sweep(), _Depth(), _Poole(), _EnsembleBenchmark())
+    for study in (
+        _Reproduce(),
+        _Pilot(),
+        _Sweep(),
+        _Boundaries(),
+        _Depth(),
+        _Poole(),
+        _EnsembleBenchmark(),
+    )
 }
 """The registry: one entry per subcommand of ``python -m curvlab``."""
 

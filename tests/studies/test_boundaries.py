@@ -31,8 +31,8 @@ def test_kept_epochs_reads_the_runs_own_record():
         kept_epochs(RUNS, "xor", "ungated", 1, depth=2)
 
 
-def test_retrain_trains_for_the_epochs_of_the_run_record_with_the_protocols_settings():
-    model = retrain(CONFIG, RUNS, TASK, "gated_elementwise", seed=1)
+def test_retrain_trains_for_the_epochs_of_the_run_record_with_the_protocols_settings(tmp_path):
+    model = retrain(CONFIG, RUNS, TASK, "gated_elementwise", seed=1, directory=tmp_path)
     assert not model.training
     shape = {k: CONFIG[k] for k in SHAPE_KEYS}
     settings = {k: CONFIG[k] for k in ("learning_rate", "weight_decay", "schedule")}
@@ -48,8 +48,45 @@ def test_retrain_trains_for_the_epochs_of_the_run_record_with_the_protocols_sett
     assert not all(torch.equal(got[k], by_epochs[7][k]) for k in got)
 
 
-def test_retrain_is_deterministic():
-    first = _weights(retrain(CONFIG, RUNS, TASK, "ungated", seed=1))
-    second = _weights(retrain(CONFIG, RUNS, TASK, "ungated", seed=1))
+def test_retrain_is_deterministic(tmp_path):
+    first = _weights(retrain(CONFIG, RUNS, TASK, "ungated", seed=1, directory=tmp_path / "a"))
+    second = _weights(retrain(CONFIG, RUNS, TASK, "ungated", seed=1, directory=tmp_path / "b"))
     assert first.keys() == second.keys()
     assert all(torch.equal(first[k], second[k]) for k in first)
+
+
+def test_retrained_weights_are_read_back_from_the_cache_bit_for_bit(tmp_path, monkeypatch):
+    from curvlab.studies import boundaries
+
+    trained = _weights(retrain(CONFIG, RUNS, TASK, "ungated", seed=1, directory=tmp_path))
+    assert len(list(tmp_path.glob("retrain-*.json"))) == 1
+
+    def no_training(run, task):
+        raise AssertionError("trained although the weights are cached")
+
+    monkeypatch.setattr(boundaries, "_train", no_training)
+    again = _weights(retrain(CONFIG, RUNS, TASK, "ungated", seed=1, directory=tmp_path))
+    assert all(torch.equal(trained[k], again[k]) and again[k].dtype == torch.float32 for k in again)
+    other_data = make_task("xor", n_train=32, n_test=8, seed=2)  # same name, other points
+    with pytest.raises(AssertionError, match="trained although"):
+        retrain(CONFIG, RUNS, other_data, "ungated", seed=1, directory=tmp_path)
+    with pytest.raises(AssertionError, match="trained although"):
+        retrain(CONFIG, RUNS, TASK, "ungated", seed=1, directory=tmp_path, refresh=True)
+
+
+@pytest.mark.slow
+def test_the_book_runs_are_trained_once_and_then_read_back(tiny_study, monkeypatch):
+    from curvlab.studies import boundaries
+
+    wanted = [("xor", "ungated", 0), ("circles", "gated_elementwise", 1)]
+    study = tiny_study()
+    records = boundaries.retrain_book_runs("small", wanted, **study)
+    assert [(r["task"], r["model"], r["seed"]) for r in records] == wanted
+    assert all(r["epochs"] >= 6 and r["parameters"] > 0 for r in records)
+    assert len(list(study["directory"].glob("retrain-*.json"))) == len(wanted)
+
+    def no_training(run, task):
+        raise AssertionError("trained although the weights are cached")
+
+    monkeypatch.setattr(boundaries, "_train", no_training)
+    assert boundaries.retrain_book_runs("small", wanted, **study) == records

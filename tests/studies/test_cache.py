@@ -138,3 +138,21 @@ def test_write_csv_round_trips_the_columns(tmp_path):
     )
     lines = path.read_text().splitlines()
     assert lines[0] == "task,accuracy,loss" and len(lines) == 3
+
+
+def test_a_read_only_cache_returns_the_result_with_a_warning(tmp_path, monkeypatch):
+    from curvlab.studies import cache
+
+    def refuse(*args, **kwargs):
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(cache.tempfile, "NamedTemporaryFile", refuse)
+    with pytest.warns(UserWarning, match="not writable"):
+        got = cache.cached(
+            lambda c: {"x": c["x"] + 1},
+            {"x": 1},
+            name="ro",
+            entry="curvlab.models.tasks",
+            directory=tmp_path,
+        )
+    assert got == {"x": 2} and not list(tmp_path.glob("ro-*.json"))

@@ -1,7 +1,6 @@
 """The depth study and its companions: the sheet measures, growth-law fits, Poole anchor and
 the structured regime."""
 
-import csv
 import math
 
 import pytest
@@ -194,21 +193,6 @@ def test_depth_config_rejects_bad_settings():
         depth.depth_config(task="mnist")
     with pytest.raises(ValueError, match="scale"):
         depth.depth_config("huge")
-
-
-@pytest.mark.slow
-def test_command_line_depth_study_writes_its_records(tmp_path, capsys):
-    from curvlab.cli import main
-
-    out = tmp_path / "depth.csv"
-    argv = ["depth", "--seeds", "1", "--depths", "1", "--out", str(out)]
-    argv += ["--cache-dir", str(tmp_path), "--device", "cpu", "--no-progress"]
-    assert main(argv) == 0
-    with out.open() as handle:
-        rows = list(csv.DictReader(handle))
-    assert len(rows) == 2 * len(depth.REGIMES) * len(depth.DEPTH_MODELS)
-    assert {row["phase"] for row in rows} == set(depth.PHASES)
-    assert f"{len(rows)} records" in capsys.readouterr().out
 
 
 def test_median_of_selects_by_fields_and_refuses_an_empty_selection():

@@ -8,17 +8,43 @@ budget the study **kept** for that run (:func:`kept_epochs`: the pilot's budget,
 doubled budget at which the retraining ladder converged).  Training one member of an ensemble
 follows the same trajectory as the member trained with the others
 (:mod:`curvlab.models.ensemble`).
+
+The trained weights are cached (:mod:`curvlab.studies.cache`) under the run's settings, a
+digest of its training data and the code of every module this one imports, so a chapter that
+draws a boundary reads the weights back instead of training: the book's study step
+(``make studies``) trains them once.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
+
+import torch
 
 from curvlab.models.attention import AttentionClassifier, build_classifier
 from curvlab.models.ensemble import stack, train_ensemble
 from curvlab.models.tasks import Task
+from curvlab.studies.cache import cached
 
-__all__ = ["SHAPE_KEYS", "TRAINING_KEYS", "kept_epochs", "retrain"]
+__all__ = [
+    "BOOK_RUNS",
+    "SHAPE_KEYS",
+    "TRAINING_KEYS",
+    "kept_epochs",
+    "retrain",
+    "retrain_book_runs",
+]
+
+BOOK_RUNS: tuple[tuple[str, str, int], ...] = (
+    ("xor", "ungated", 0),
+    ("xor", "gated_elementwise", 0),
+    ("spirals3", "ungated", 0),
+    ("spirals3", "gated_elementwise", 0),
+    ("circles", "gated_elementwise", 1),
+)
+"""The runs (task, model, seed; depth 1) whose trained models the book looks at: the decision
+boundaries and step-size check of ``decision-boundaries`` and its exercise's sheet."""
 
 SHAPE_KEYS: tuple[str, ...] = ("d_model", "n_heads", "n_tokens", "residual", "norm", "pooling")
 """The settings of a study configuration that fix a classifier's architecture."""
@@ -41,6 +67,25 @@ def kept_epochs(runs: Iterable[Mapping], task: str, model: str, seed: int, depth
     raise ValueError(f"runs: no run of task {task!r}, model {model!r}, seed {seed}, depth {depth}")
 
 
+def _data_digest(task: Task) -> str:
+    """sha256 of the task's training points and labels (float64 bytes): the data a run saw."""
+    digest = hashlib.sha256()
+    for tensor in (task.train_points, task.train_labels):
+        digest.update(tensor.detach().cpu().to(torch.float64).contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _train(run: Mapping, task: Task) -> dict:
+    """The trained weights of the run described by ``run`` (:func:`retrain`'s cache entry)."""
+    ens = stack(
+        [build_classifier(run["model"], depth=run["depth"], seed=run["seed"], **run["shape"])]
+    )
+    x, y = task.train_points[None].float(), task.train_labels[None].float()  # (1, n, 2), (1, n)
+    train_ensemble(ens, x, y, epochs=run["epochs"], **run["training"])
+    state = ens.member(0).state_dict()
+    return {name: tensor.tolist() for name, tensor in state.items()}
+
+
 def retrain(
     config: Mapping,
     runs: Iterable[Mapping],
@@ -48,6 +93,9 @@ def retrain(
     model: str,
     seed: int = 0,
     depth: int = 1,
+    *,
+    directory=None,
+    refresh: bool = False,
 ) -> AttentionClassifier:
     """The classifier of one run of the study, trained again with the protocol's settings.
 
@@ -56,11 +104,76 @@ def retrain(
     (:func:`curvlab.studies.reproduce.run_study`), ``task`` the run's data
     (:func:`curvlab.models.tasks.make_task` with the protocol's sizes and the run's seed).
     Returns the trained model in eval mode, on the CPU, in float32 like the study.
-    Deterministic: the same arguments give the same weights.
+    Deterministic: the same arguments give the same weights.  The weights are cached (module
+    docstring): ``directory`` names another cache, ``refresh`` trains again.
     """
-    epochs = kept_epochs(runs, task.name, model, seed, depth)
-    shape = {k: config[k] for k in SHAPE_KEYS}
-    ens = stack([build_classifier(model, depth=depth, seed=seed, **shape)])
-    x, y = task.train_points[None].float(), task.train_labels[None].float()  # (1, n, 2), (1, n)
-    train_ensemble(ens, x, y, epochs=epochs, **{k: config[k] for k in TRAINING_KEYS})
-    return ens.member(0).eval()
+    run = {
+        "task": task.name,
+        "data_sha256": _data_digest(task),
+        "model": model,
+        "seed": seed,
+        "depth": depth,
+        "epochs": kept_epochs(runs, task.name, model, seed, depth),
+        "shape": {k: config[k] for k in SHAPE_KEYS},
+        "training": {k: config[k] for k in TRAINING_KEYS},
+    }
+    weights = cached(
+        lambda r: _train(r, task),
+        run,
+        name="retrain",
+        entry=__name__,
+        directory=directory,
+        refresh=refresh,
+    )
+    classifier = build_classifier(model, depth=depth, seed=seed, **run["shape"])
+    reference = classifier.state_dict()
+    classifier.load_state_dict(
+        {name: torch.tensor(value, dtype=reference[name].dtype) for name, value in weights.items()}
+    )
+    return classifier.eval()
+
+
+def retrain_book_runs(
+    scale: str = "small",
+    runs_to_train: Iterable[tuple[str, str, int]] = BOOK_RUNS,
+    *,
+    device="cpu",
+    directory=None,
+    refresh: bool = False,
+    progress: bool = True,
+    **overrides,
+) -> list[dict]:
+    """Train (or read from the cache) the models of ``runs_to_train`` of the ``scale`` study
+    (``overrides`` change its protocol, as in :func:`curvlab.studies.reproduce.reproduce`).
+
+    The study's runs come from :func:`curvlab.studies.reproduce.reproduce` (cached: read back
+    when the study has run on ``device``); each model is then :func:`retrain`-ed with the
+    data :func:`curvlab.models.tasks.make_task` makes for its seed.  Returns one record per
+    model: task, model, seed, depth, the epochs trained and the parameter count.
+    """
+    from tqdm.auto import tqdm
+
+    from curvlab.models.attention import parameter_count
+    from curvlab.models.tasks import make_task
+    from curvlab.studies.reproduce import reproduce
+
+    wanted = list(runs_to_train)
+    study = reproduce(
+        scale, device=device, directory=directory, progress=progress, geometric=False, **overrides
+    )
+    config = study.meta["config"]
+    records = []
+    for task_name, model, seed in tqdm(wanted, desc="boundaries", disable=not progress):
+        task = make_task(task_name, n_train=config["n_train"], n_test=config["n_test"], seed=seed)
+        net = retrain(config, study.runs, task, model, seed, directory=directory, refresh=refresh)
+        records.append(
+            {
+                "task": task_name,
+                "model": model,
+                "seed": seed,
+                "depth": 1,
+                "epochs": kept_epochs(study.runs, task_name, model, seed),
+                "parameters": parameter_count(net),
+            }
+        )
+    return records

