@@ -177,7 +177,7 @@ class _Boundaries(_Study):
     help = "the trained models the chapters draw (runs of reproduce, retrained and cached)"
 
     def run(self, args):
-        from curvlab.studies.boundaries import retrain_book_runs
+        from curvlab.studies.drawn_models import retrain_book_runs
         from curvlab.studies.result import StudyResult
 
         records = retrain_book_runs(args.scale, **self._options(args))

@@ -72,21 +72,3 @@ def test_retrained_weights_are_read_back_from_the_cache_bit_for_bit(tmp_path, mo
         retrain(CONFIG, RUNS, other_data, "ungated", seed=1, directory=tmp_path)
     with pytest.raises(AssertionError, match="trained although"):
         retrain(CONFIG, RUNS, TASK, "ungated", seed=1, directory=tmp_path, refresh=True)
-
-
-@pytest.mark.slow
-def test_the_book_runs_are_trained_once_and_then_read_back(tiny_study, monkeypatch):
-    from curvlab.studies import boundaries
-
-    wanted = [("xor", "ungated", 0), ("circles", "gated_elementwise", 1)]
-    study = tiny_study()
-    records = boundaries.retrain_book_runs("small", wanted, **study)
-    assert [(r["task"], r["model"], r["seed"]) for r in records] == wanted
-    assert all(r["epochs"] >= 6 and r["parameters"] > 0 for r in records)
-    assert len(list(study["directory"].glob("retrain-*.json"))) == len(wanted)
-
-    def no_training(run, task):
-        raise AssertionError("trained although the weights are cached")
-
-    monkeypatch.setattr(boundaries, "_train", no_training)
-    assert boundaries.retrain_book_runs("small", wanted, **study) == records

@@ -12,7 +12,8 @@ follows the same trajectory as the member trained with the others
 The trained weights are cached (:mod:`curvlab.studies.cache`) under the run's settings, a
 digest of its training data and the code of every module this one imports, so a chapter that
 draws a boundary reads the weights back instead of training: the book's study step
-(``make studies``) trains them once.
+(``make studies``, :mod:`curvlab.studies.drawn_models`) trains them once.  This module imports
+only the models and the cache, so editing the analysis or the studies does not retrain.
 """
 
 from __future__ import annotations
@@ -27,24 +28,8 @@ from curvlab.models.ensemble import stack, train_ensemble
 from curvlab.models.tasks import Task
 from curvlab.studies.cache import cached
 
-__all__ = [
-    "BOOK_RUNS",
-    "SHAPE_KEYS",
-    "TRAINING_KEYS",
-    "kept_epochs",
-    "retrain",
-    "retrain_book_runs",
-]
+__all__ = ["SHAPE_KEYS", "TRAINING_KEYS", "kept_epochs", "retrain"]
 
-BOOK_RUNS: tuple[tuple[str, str, int], ...] = (
-    ("xor", "ungated", 0),
-    ("xor", "gated_elementwise", 0),
-    ("spirals3", "ungated", 0),
-    ("spirals3", "gated_elementwise", 0),
-    ("circles", "gated_elementwise", 1),
-)
-"""The runs (task, model, seed; depth 1) whose trained models the book looks at: the decision
-boundaries and step-size check of ``decision-boundaries`` and its exercise's sheet."""
 
 SHAPE_KEYS: tuple[str, ...] = ("d_model", "n_heads", "n_tokens", "residual", "norm", "pooling")
 """The settings of a study configuration that fix a classifier's architecture."""
@@ -131,49 +116,3 @@ def retrain(
         {name: torch.tensor(value, dtype=reference[name].dtype) for name, value in weights.items()}
     )
     return classifier.eval()
-
-
-def retrain_book_runs(
-    scale: str = "small",
-    runs_to_train: Iterable[tuple[str, str, int]] = BOOK_RUNS,
-    *,
-    device="cpu",
-    directory=None,
-    refresh: bool = False,
-    progress: bool = True,
-    **overrides,
-) -> list[dict]:
-    """Train (or read from the cache) the models of ``runs_to_train`` of the ``scale`` study
-    (``overrides`` change its protocol, as in :func:`curvlab.studies.reproduce.reproduce`).
-
-    The study's runs come from :func:`curvlab.studies.reproduce.reproduce` (cached: read back
-    when the study has run on ``device``); each model is then :func:`retrain`-ed with the
-    data :func:`curvlab.models.tasks.make_task` makes for its seed.  Returns one record per
-    model: task, model, seed, depth, the epochs trained and the parameter count.
-    """
-    from tqdm.auto import tqdm
-
-    from curvlab.models.attention import parameter_count
-    from curvlab.models.tasks import make_task
-    from curvlab.studies.reproduce import reproduce
-
-    wanted = list(runs_to_train)
-    study = reproduce(
-        scale, device=device, directory=directory, progress=progress, geometric=False, **overrides
-    )
-    config = study.meta["config"]
-    records = []
-    for task_name, model, seed in tqdm(wanted, desc="boundaries", disable=not progress):
-        task = make_task(task_name, n_train=config["n_train"], n_test=config["n_test"], seed=seed)
-        net = retrain(config, study.runs, task, model, seed, directory=directory, refresh=refresh)
-        records.append(
-            {
-                "task": task_name,
-                "model": model,
-                "seed": seed,
-                "depth": 1,
-                "epochs": kept_epochs(study.runs, task_name, model, seed),
-                "parameters": parameter_count(net),
-            }
-        )
-    return records

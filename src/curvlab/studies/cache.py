@@ -223,20 +223,20 @@ def cached(
 ):
     """``fn(config)``, read from the cache when present, else computed and stored.
 
-        ``name`` prefixes the file name; ``entry`` is the curvlab module whose import closure the
-        result depends on (default: the module defining ``fn``, which must then be a curvlab
-        module); ``refresh`` recomputes and overwrites.  The stored value is what is returned, so
-        a hit and a miss give equal results.  A cache that cannot be written (mounted read-only,
-        as in a grading sandbox) still returns the result, with a warning.
+    ``name`` prefixes the file name; ``entry`` is the curvlab module whose import closure the
+    result depends on (default: the module defining ``fn``, which must then be a curvlab
+    module); ``refresh`` recomputes and overwrites.  The stored value is what is returned, so
+    a hit and a miss give equal results.  A cache that cannot be written (mounted read-only,
+    as in a grading sandbox) still returns the result, with a warning.
 
-        >>> import tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     first = cached(lambda c: {"double": 2 * c["x"]}, {"x": 3}, name="demo",
-        ...                    entry="curvlab.models.tasks", directory=d)
-        ...     again = cached(lambda c: {"double": -1}, {"x": 3}, name="demo",
-        ...                    entry="curvlab.models.tasks", directory=d)
-        >>> first, again
-        ({'double': 6}, {'double': 6})
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     first = cached(lambda c: {"double": 2 * c["x"]}, {"x": 3}, name="demo",
+    ...                    entry="curvlab.models.tasks", directory=d)
+    ...     again = cached(lambda c: {"double": -1}, {"x": 3}, name="demo",
+    ...                    entry="curvlab.models.tasks", directory=d)
+    >>> first, again
+    ({'double': 6}, {'double': 6})
     """
     if not callable(fn):
         raise TypeError(f"fn: expected a callable taking the config, got {type(fn)!r}")
