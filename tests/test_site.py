@@ -877,21 +877,20 @@ def _jupyterlab(root: Path):
 
 
 @browser_check
-def test_a_double_click_opens_a_chapter_as_a_notebook(tmp_path):
+def test_a_double_click_opens_a_chapter_as_a_notebook(tmp_path, browser):
     if not LAB.exists():
         pytest.skip("JupyterLab is not installed in .venv (make venv installs it)")
     if not CHROMIUM.exists():
         pytest.skip(f"no Chromium at {CHROMIUM}")
     import shutil
 
-    from playwright.sync_api import sync_playwright
-
     book = tmp_path / "book"  # a copy: opening a notebook may write checkpoints next to it
     shutil.copytree(REPOSITORY / "book" / "geometry", book / "geometry")
-    with _jupyterlab(book) as url, sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+    # the session's browser: a second Playwright cannot start inside the one it runs in
+    with _jupyterlab(book) as url:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
         try:
-            tab = chromium.new_page(viewport={"width": 1400, "height": 1000})
+            tab = context.new_page()
             tab.goto(f"{url}/lab", wait_until="load")
             tab.locator(".jp-DirListing-item", has_text="geometry").dblclick(timeout=90_000)
             chapter = tab.locator(".jp-DirListing-item", has_text="gating-bends.md")
@@ -914,7 +913,7 @@ def test_a_double_click_opens_a_chapter_as_a_notebook(tmp_path):
             SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
             tab.screenshot(path=str(SCREENSHOT_DIR / "jupyterlab-chapter.png"))
         finally:
-            chromium.close()
+            context.close()
     assert notebooks == 1 and editors == 0, "the chapter opened in the text editor"
     assert code_cells > 5, f"the notebook shows {code_cells} code cells"
     assert "curvlab" in kernel, f"the notebook's kernel is {kernel!r}, not the book's"
@@ -964,22 +963,20 @@ gate_weight_explorer((0, 1, 2), (0, 1), resolution=5, dpi=30)
 
 
 @browser_check
-def test_an_explorer_is_live_in_jupyterlab(tmp_path):
+def test_an_explorer_is_live_in_jupyterlab(tmp_path, browser):
     """The cell that is a static explorer on the site is live sliders in Lab: a value between
     the precomputed ones is drawn by the kernel."""
     if not LAB.exists():
         pytest.skip("JupyterLab is not installed in .venv (make venv installs it)")
     if not CHROMIUM.exists():
         pytest.skip(f"no Chromium at {CHROMIUM}")
-    from playwright.sync_api import sync_playwright
-
     root = tmp_path / "notebooks"
     root.mkdir()
     (root / "live.md").write_text(LIVE_CHAPTER, encoding="utf-8")
-    with _jupyterlab(root) as url, sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+    with _jupyterlab(root) as url:  # the session's browser, as above
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
         try:
-            tab = chromium.new_page(viewport={"width": 1400, "height": 1000})
+            tab = context.new_page()
             tab.goto(f"{url}/lab", wait_until="load")
             tab.locator(".jp-DirListing-item", has_text="live.md").dblclick(timeout=90_000)
             tab.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=90_000)
@@ -1012,6 +1009,6 @@ def test_an_explorer_is_live_in_jupyterlab(tmp_path):
             SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
             tab.screenshot(path=str(SCREENSHOT_DIR / "jupyterlab-live-explorer.png"))
         finally:
-            chromium.close()
+            context.close()
     assert live_notes == 1 and static_outputs == 0, "Lab did not show the live widget"
     assert before != after, "moving the slider did not redraw the figure"
