@@ -1,5 +1,5 @@
-"""The Part II study in words (curvlab.plotting.tables): tables with one row per record,
-escaped cells, and sentences that say what each record's numbers say."""
+"""The Part II study as Markdown tables (curvlab.plotting.tables): one row per record, and
+escaped cells."""
 
 import re
 
@@ -102,75 +102,11 @@ def test_an_empirical_row_carries_interval_mde_margin_p_and_the_converged_verdic
     assert "mde₈₀" not in tables.empirical_row({**CLAIMS[0], "mde_80": None})
 
 
-def test_an_inconclusive_claims_sentence_names_its_mde_and_a_decided_one_does_not():
-    inconclusive = tables.claim_sentence(CLAIMS[1])
-    assert "detectable at 80% power: 0.031" in inconclusive
-    assert "→ **inconclusive**" in inconclusive
-    assert "detectable" not in tables.claim_sentence(CLAIMS[0])
-
-
-def test_a_claims_sentence_ends_with_its_sensitivity_analysis():
-    changed = tables.claim_sentence(CLAIMS[1])
-    assert changed.endswith(
-        "on converged runs only (17 seeds): +0.050 [-0.010, +0.080] → supported."
-    )
-    missing = tables.claim_sentence(CLAIMS[2])
-    assert missing.endswith("too few seeds with every run converged to recompute it.")
-    assert "(90% TOST interval, margin ±0.01)" in tables.claim_sentence(CLAIMS[4])
-
-
-def test_the_sentence_list_holds_one_item_per_e1_and_e2_claim():
-    items = tables.claim_sentences(CLAIMS).splitlines()
-    assert [i.split("**")[1] for i in items] == [r["claim"] for r in CLAIMS[:5]]
-    assert all(i.startswith("- **") for i in items)
-
-
-def test_the_converged_only_summary_separates_kept_and_changed_verdicts():
-    text = tables.converged_only_summary(CLAIMS)
-    assert text == (
-        "On converged runs alone the verdict is unchanged for E1-sheet, E2, E2-linear, E3; "
-        "it changes for E1-proxy (supported)."
-    )
-    assert tables.converged_only_summary(CLAIMS[2:3]).endswith("for no claim; it changes for none.")
-
-
-def test_the_measures_agree_only_when_the_three_e1_verdicts_are_one():
-    text = tables.measures_agreement(CLAIMS)
-    assert "do **not** agree" in text
-    assert "∫|K| dA supported, ρ inconclusive, ρ⊥ supported" in text
-    assert text.endswith("E1-sheet 3, E1-proxy 3, E1-extrinsic 3, E2 3, E2-linear 3.")
-    same = [{**r, "verdict": "supported"} if r["claim"] == "E1-proxy" else r for r in CLAIMS]
-    assert "measures agree in this run" in tables.measures_agreement(same)
-
-
-def test_the_verdict_summaries_group_every_claim_under_its_verdict():
-    config = {
-        "seeds": list(range(20)),
-        "d_model": 4,
-        "epochs": 400,
-        "n_heads": 1,
-        "depths": [1],
-        "n_train": 128,
-    }
-    text = tables.verdict_summary(CLAIMS, config)
-    assert text.startswith("Of the 5 curvature and accuracy claims")
-    assert (
-        "supported: E1-sheet, E1-extrinsic; contradicted: E2; inconclusive: E1-proxy, E2-linear"
-        in text
-    )
-    meta = {"config": config, "runs": 800, "unconverged_runs": 12}
-    full = tables.study_summary(CLAIMS, meta)
-    assert "**supported**: E1-sheet, E1-extrinsic, E3; **contradicted**: E2;" in full
-    assert "12 of 800 runs did not meet" in full
-    assert full.endswith("the verdict changes for: E1-proxy, E1-extrinsic.")  # None ≠ verdict
-    assert tables.study_summary([CLAIMS[0]], meta).endswith("changes for: no claim.")
-
-
 def _run(task, model, seed, converged=True, epochs=400):
     return {"task": task, "model": model, "seed": seed, "converged": converged, "epochs": epochs}
 
 
-def test_the_protocol_and_convergence_counts_are_those_of_the_runs():
+def test_the_convergence_counts_are_those_of_the_runs():
     runs = [
         _run("xor", "ungated", 0),
         _run("xor", "ablation", 0, False, 3200),
@@ -181,28 +117,6 @@ def test_the_protocol_and_convergence_counts_are_those_of_the_runs():
         "Runs converged at each budget: 400 epochs: 1, 800 epochs: 1, 1600 epochs: 0, "
         "3200 epochs: 0; unconverged at 3200: 2."
     )
-    assert tables.unconverged_summary(runs) == (
-        "**2 of 4 runs** miss the criterion (by task: `xor` 1, `moons` 1, each out of 2; "
-        "by model: `ungated` 0, `ablation` 2)."
-    )
-    config = {
-        "d_model": 4,
-        "n_heads": 1,
-        "n_tokens": 2,
-        "depths": [1],
-        "n_train": 128,
-        "n_test": 512,
-        "epochs": 400,
-        "retrain_doublings": 3,
-        "learning_rate": 0.01,
-        "seeds": [0],
-        "tasks": ["xor", "moons"],
-        "models": ["ungated", "ablation"],
-    }
-    text = tables.executed_protocol({"scale": "small", "config": config, "device": "cpu"}, 4, 61.4)
-    assert "from 400 epochs (retrained up to 3200)" in text
-    assert "2 tasks × 2 models = **4 runs**, device `cpu`" in text
-    assert "This build spent 61 s on it" in text
 
 
 PILOT = [
@@ -227,17 +141,11 @@ PILOT = [
 ]
 
 
-def test_the_pilot_table_has_one_row_per_budget_and_the_choice_says_why():
+def test_the_pilot_table_has_one_row_per_budget():
     lines = tables.pilot_table(PILOT).splitlines()
     assert len(lines) == 2 + len(PILOT)
     assert lines[2] == "| 400 | 120 | 0.810 | 0.9100 | +0.0010 | no | 0.970 |"
     assert "| – |" in lines[3]
-    fallback = {"epochs": 400, "rule": "baseline only", "chosen": None, "summary": PILOT}
-    text = tables.pilot_choice(fallback)
-    assert text.startswith("The pilot sets **400 epochs** by the rule on *baseline only*.")
-    assert "(at best 85%)" in text
-    met = {**fallback, "chosen": 400, "rule": "convergence and baseline"}
-    assert tables.pilot_choice(met).endswith("That budget meets both conditions.")
 
 
 def _point(factor, value=None, e1=(0.3, 0.1, 0.5), e2=(0.02, -0.01, 0.05), share=0.9):
@@ -271,15 +179,7 @@ def test_the_sweep_table_has_one_row_per_point():
     assert lines[3].startswith("| d_model = 16 | 0.75 |")
 
 
-def test_the_sweep_summary_names_the_stable_and_the_reversing_factors():
-    text = tables.sweep_summary(SWEEP)
-    assert text.startswith("At `small` (8 seeds), E1's interval lies above 0 and E2's across 0")
-    assert "No reversal along: d_model, n_train; a reversal along: depth." in text
-    assert "hold along: d_model; they change along: depth, n_train." in text
-    assert "Convergence ranges from 0.75 to 0.90 over the points" in text
-
-
-def test_the_sentences_read_real_claims_of_the_analysis():
+def test_the_table_reads_real_claims_of_the_analysis():
     """On claims computed by the study's own analysis: one row and one verdict each."""
     runs = []
     for seed in range(6):
@@ -321,9 +221,6 @@ def test_the_sentences_read_real_claims_of_the_analysis():
     for record, row in zip(records, table[2:], strict=True):
         assert f"**{record['verdict']}**" in row
         assert record["verdict"] in EMPIRICAL_VERDICTS
-    assert len(tables.claim_sentences(records).splitlines()) == sum(
-        r["claim"].startswith(("E1", "E2")) for r in records
-    )
 
 
 def test_measure_checks_table_has_a_row_per_surface_and_escapes_the_pipes():
