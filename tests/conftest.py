@@ -28,6 +28,7 @@ def tiny_study_config(tmp_path, **overrides) -> dict:
         "epochs": 6,
         "retrain_doublings": 1,
         "tasks": ["blobs", "half_plane", "xor", "circles"],
+        "confirmatory": 3,  # the plan's first 3 fresh seeds
         "directory": tmp_path / "cache",
         "progress": False,
         **overrides,

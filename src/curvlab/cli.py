@@ -105,7 +105,8 @@ class _Reproduce(_Study):
             "--epochs",
             type=_positive_int,
             default=None,
-            help="starting epochs (a run that does not converge is retrained at 2x, 4x, 8x)",
+            help="starting epochs of both studies (a run that does not converge is retrained at "
+            "twice its budget, up to the protocol's number of doublings)",
         )
         parser.add_argument("--tasks", type=_task_list, default=None, help="comma-separated")
 
@@ -122,11 +123,13 @@ class _Reproduce(_Study):
             if "checks" in claim:
                 evidence = f"{claim['passed']} of {claim['n_checks']} checks"
             else:
+                p = claim["p_holm"] if claim["p_holm"] is not None else claim["p"]
                 evidence = (
                     f"effect {claim['effect']:+.4g} [{claim['ci_low']:+.4g}, "
-                    f"{claim['ci_high']:+.4g}]  p {claim['p']:.3g}  mde80 {claim['mde_80']:.3g}"
+                    f"{claim['ci_high']:+.4g}]  p {p:.3g}  mde80 {claim['mde_80']:.3g}"
                 )
-            _say(f"{claim['claim']:>14} {claim['verdict']:>14}  {evidence}")
+            study = claim.get("study", "geometric")
+            _say(f"{claim['claim']:>14} {study:>12} {claim['verdict']:>14}  {evidence}")
         return result
 
     def write(self, result, out):

@@ -74,6 +74,24 @@ def test_jets_are_the_engines_jets_of_each_member_module(variant, widths):
         assert torch.allclose(H[e], H_e, rtol=0, atol=1e-14)
 
 
+@pytest.mark.parametrize("chunk", [1, 7, 32, None])
+def test_jets_do_not_depend_on_the_chunk_of_points(chunk):
+    models, points, _ = _members("gated_elementwise", SMALL)
+    ens = stack(models)
+    J, H = ensemble_jets(ens, points, chunk=None)
+    J_c, H_c = ensemble_jets(ens, points, chunk=chunk)
+    # equal up to the order of batched sums (round-off), whatever the chunk
+    assert torch.allclose(J_c, J, rtol=1e-13, atol=1e-15)
+    assert torch.allclose(H_c, H, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("chunk", [0, -3, 2.5, True])
+def test_a_bad_chunk_is_refused_by_name(chunk):
+    models, points, _ = _members("ungated", SMALL)
+    with pytest.raises(ValueError, match="chunk"):
+        ensemble_jets(stack(models), points, chunk=chunk)
+
+
 def test_structured_models_are_measured_by_the_module_and_refused_by_einsum():
     widths = {"d_model": 6, "n_heads": 1, "n_tokens": 2, "depth": 2, "structured": True}
     models, points, labels = _members("gated_headwise", widths)

@@ -10,6 +10,8 @@ import torch
 
 from curvlab.analysis import stats
 from curvlab.analysis.empirical import SENSITIVITY_FIELDS
+from curvlab.analysis.plan import PLAN, plan_sha256
+from curvlab.analysis.schema import validate_claims_document
 from curvlab.geometry.curvature import gaussian_curvature
 from curvlab.models.attention import VARIANTS, build_classifier, representation_map
 from curvlab.models.convergence import budgets
@@ -29,7 +31,13 @@ from curvlab.models.sheets import (
 )
 from curvlab.models.tasks import make_task
 from curvlab.studies.ensemble_benchmark import benchmark_ensemble
-from curvlab.studies.reproduce import CLAIM_FIELDS, RUN_COLUMNS, StudyResult, reproduce
+from curvlab.studies.reproduce import (
+    CLAIM_FIELDS,
+    RUN_COLUMNS,
+    STUDY_COLUMNS,
+    StudyResult,
+    reproduce,
+)
 
 SMALL = {"d_model": 4, "n_heads": 1, "n_tokens": 2}
 
@@ -181,33 +189,63 @@ def test_tiny_reproduction_writes_complete_consistent_files(tmp_path, tiny_study
     out = tmp_path / "out"
     with (out / "runs.csv").open() as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 4 * 4 * len(VARIANTS)
-    assert tuple(rows[0]) == RUN_COLUMNS
+    assert tuple(rows[0]) == STUDY_COLUMNS + RUN_COLUMNS
+    by_rule = {
+        key: [r for r in rows if (r["study"], r["rule"]) == key]
+        for key in {(r["study"], r["rule"]) for r in rows}
+    }
+    assert sorted(by_rule) == [
+        ("confirmatory", "fixed_budget"),
+        ("confirmatory", "ladder"),
+        ("exploratory", "ladder"),
+    ]
+    assert len(by_rule["exploratory", "ladder"]) == 4 * 4 * len(VARIANTS)
+    fresh = {int(r["seed"]) for r in by_rule["confirmatory", "fixed_budget"]}
+    assert fresh == set(PLAN.confirmatory_seeds[:3]) and not fresh & set(range(4))
     assert {r["converged"] for r in rows} <= {"True", "False"}
     ladder = budgets(6, 1)
     assert {int(r["epochs"]) for r in rows} <= set(ladder)
-    # a run kept at a shorter budget than the cap converged there
-    assert all(r["converged"] == "True" for r in rows if int(r["epochs"]) < ladder[-1])
+    # the fixed budget is the ladder's first rung; the ladder keeps a shorter budget only
+    # where the run converged there
+    assert {int(r["epochs"]) for r in by_rule["confirmatory", "fixed_budget"]} == {6}
+    assert all(
+        r["converged"] == "True"
+        for r in rows
+        if r["rule"] == "ladder" and int(r["epochs"]) < ladder[-1]
+    )
+    # the quadrature check ran on every plan-stride seed at twice the grid
+    checked = [r for r in by_rule["confirmatory", "fixed_budget"] if r["curvature_total_abs_fine"]]
+    stride = PLAN.curvature.convergence_seed_stride
+    assert {int(r["seed"]) for r in checked} == {s for s in fresh if s % stride == 0}
     with (out / "loss_curves.csv").open() as handle:
         curve_rows = list(csv.DictReader(handle))
     assert all(0 <= int(c["epoch"]) < int(c["budget"]) for c in curve_rows)
-    claims = json.loads((out / "claims.json").read_text())
-    assert claims and claims == list(result.claims)
+    document = json.loads((out / "claims.json").read_text())
+    validate_claims_document(document, plan=PLAN)  # the schema, the plan's hash and Holm
+    assert document == result.claims_document()
+    claims = document["claims"]
     for claim in claims:
         assert tuple(claim)[: len(CLAIM_FIELDS)] == CLAIM_FIELDS
-        assert claim["n_seeds"] == 4
-        assert claim["ci_low"] <= claim["effect"] <= claim["ci_high"]
+        assert claim["n_seeds"] == (4 if claim["study"] == "exploratory" else 3)
         assert stats.verdict_follows(claim)
         assert {f"converged_{k}" for k in SENSITIVITY_FIELDS} <= set(claim)
-    assert {c["claim"] for c in claims} >= {"E1-sheet", "E1-proxy", "E2", "E2-linear", "E3"}
-    assert (out / "meta.json").stat().st_size > 0
+    for study in ("exploratory", "confirmatory"):
+        named = {c["claim"] for c in claims if c["study"] == study}
+        assert named >= {"E1-sheet", "E1-specific", "E1-linear", "E2", "E2-linear", "E3"}
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["plan_sha256"] == document["plan_sha256"] == plan_sha256(PLAN)
+    quadrature = meta["confirmatory"]["quadrature"]
+    assert quadrature["n_runs"] == len(checked)
+    assert quadrature["grid_check"] == 2 * quadrature["grid"]
+    assert quadrature["converged"] == (quadrature["median_log_ratio"] < quadrature["threshold"])
+    assert not meta["confirmatory"]["follows_plan"]  # a tiny study changes the protocol
     from curvlab.plotting import write_figures  # what the command line draws
 
     write_figures(result.runs, result.curves, {"effects": result.effects}, out)
     for name in ("task_effects.png", "loss_curves.png", "curvature_accuracy.png"):
         assert (out / name).stat().st_size > 0
     again = reproduce("small", **tiny)  # nothing written
-    assert list(again.claims) == claims  # cached runs, same numbers
+    assert again.claims_document() == document  # cached runs, same numbers
     assert not (tmp_path / "again").exists()
 
 

@@ -1,16 +1,19 @@
 """The Part II analysis: claims, per-task effects and correlations from the runs.
 
-The seed is the independent unit: for a claim over a set of tasks, each seed contributes the
-mean over those tasks of the matched difference (model − baseline), on the log scale for
-curvature (∫|K| dA and ρ are heavy-tailed and positive).  Directional claims use the paired t
-interval, p Holm-adjusted over all claims; "no advantage on linear tasks" uses TOST against the
-margin of :data:`ANALYSIS` (its ``ci_low``/``ci_high`` are then the 90% TOST interval and ``p``
-the TOST p).  E3 (curvature against accuracy) is tested within task × model
-(:mod:`curvlab.analysis.association`): its effect the within-cell Pearson r, its interval a
-seed-cluster bootstrap, its raw p a permutation null that keeps every cell's values; the
-within-cell Spearman ρ, the paired Δ–Δ slope (gated − ungated) and the model-pooled r
-(confounded by model, descriptive only, with its null mean) are extra fields of its record.
-Runs that did not converge (:mod:`curvlab.models.convergence`) stay in the
+The claims, their strata, estimators, directions, margins and Holm families are those of the
+frozen plan (:data:`curvlab.analysis.plan.PLAN`); both studies, exploratory and confirmatory,
+are analysed by the same function (:func:`claims`), each record in the schema of
+:mod:`curvlab.analysis.schema`.  The seed is the independent unit: for a paired claim over a
+stratum of tasks, each seed contributes the mean over those tasks of the matched difference
+(model − baseline), on the log scale for curvature (∫|K| dA and ρ are heavy-tailed and
+positive).  Directional claims use the paired t interval, ``p`` its own p and ``p_holm`` the
+Holm adjustment over the claim's family; equivalence claims use TOST against the plan's margin
+(``ci_low``/``ci_high`` the 90% TOST interval, ``p`` the TOST p).  E3 (curvature against
+accuracy) is tested within task × model (:mod:`curvlab.analysis.association`): its effect the
+within-cell Pearson r, its interval a seed-cluster bootstrap, its raw p a permutation null that
+keeps every cell's values; the within-cell Spearman ρ, the paired Δ–Δ slope (gated − ungated)
+and the model-pooled r (confounded by model, descriptive only, with its null mean) are extra
+fields of its record. Runs that did not converge (:mod:`curvlab.models.convergence`) stay in the
 analysis and are counted in each claim's ``unconverged_runs``; as a sensitivity analysis every
 claim is computed again on the converged runs alone (a seed enters when all of its runs that the
 claim pairs converged), its result in the ``converged_*`` fields (:data:`SENSITIVITY_FIELDS`).
@@ -19,11 +22,14 @@ The verdict rules are those of :mod:`curvlab.analysis.stats`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 from curvlab.analysis import association, stats
+from curvlab.analysis.plan import PLAN, AnalysisPlan, ClaimSpec
+from curvlab.analysis.schema import CLAIM_RECORD_FIELDS, claim_schema_record
 from curvlab.models.attention import VARIANTS
-from curvlab.models.tasks import HARD_TASKS, LINEAR_TASKS, NONLINEAR_TASKS, TASKS
+from curvlab.models.tasks import NONLINEAR_TASKS, TASKS
 
 __all__ = [
     "ANALYSIS",
@@ -34,6 +40,7 @@ __all__ = [
     "converged_only",
     "correlations",
     "per_task_effects",
+    "quadrature_convergence",
 ]
 
 ANALYSIS: dict = {
@@ -56,22 +63,19 @@ of earlier runs of this study had been seen (the chapter's timeline), so the stu
 is exploratory; the plan frozen for a confirmatory study on fresh seeds is
 :data:`curvlab.analysis.plan.PLAN`."""
 
-CLAIM_FIELDS: tuple[str, ...] = (
-    "claim",
-    "statement",
-    "measure",
+CLAIM_FIELDS: tuple[str, ...] = CLAIM_RECORD_FIELDS
+"""The fields every record of ``claims.json`` has, first and in this order (more may
+follow): the schema of :mod:`curvlab.analysis.schema`."""
+
+SENSITIVITY_FIELDS: tuple[str, ...] = (
     "effect",
     "ci_low",
     "ci_high",
     "p",
+    "p_holm",
     "n_seeds",
-    "mde_80",
-    "margin",
     "verdict",
 )
-"""The fields every record of ``claims.json`` has (more may follow)."""
-
-SENSITIVITY_FIELDS: tuple[str, ...] = ("effect", "ci_low", "ci_high", "p", "n_seeds", "verdict")
 """The fields of a claim recomputed on converged runs only, stored as ``converged_<field>``
 (None where fewer than 3 seeds remain)."""
 
@@ -82,9 +86,9 @@ def converged_only(record: dict) -> dict:
     that :func:`curvlab.analysis.stats.verdict_follows` judges it by the same rule).
 
     >>> record = {"claim": "E1", "margin": None, "effect": 0.3, "verdict": "supported",
-    ...           "ci_low": 0.1, "ci_high": 0.5, "p": 0.01, "n_seeds": 20,
+    ...           "ci_low": 0.1, "ci_high": 0.5, "p": 0.01, "p_holm": 0.03, "n_seeds": 20,
     ...           "converged_effect": 0.2, "converged_ci_low": -0.1, "converged_ci_high": 0.5,
-    ...           "converged_p": 0.3, "converged_n_seeds": 12,
+    ...           "converged_p": 0.3, "converged_p_holm": 0.6, "converged_n_seeds": 12,
     ...           "converged_verdict": "inconclusive"}
     >>> alone = converged_only(record)
     >>> alone["claim"], alone["effect"], alone["n_seeds"], alone["verdict"]
@@ -115,96 +119,6 @@ def _per_seed(runs, measure, model, baseline, tasks, depth) -> tuple[list, list,
     return a, b, used
 
 
-_CLAIMS = (
-    # claim, statement, measure, model, baseline, tasks, kind
-    (
-        "E1-sheet",
-        "gated representations are more curved than ungated (∫|K| dA over the data)",
-        "log_curvature_total_abs",
-        "gated",
-        "baseline",
-        NONLINEAR_TASKS,
-        "greater",
-    ),
-    (
-        "E1-proxy",
-        "gated representations are more curved than ungated (proxy ρ, h → 0)",
-        "log_rho",
-        "gated",
-        "baseline",
-        NONLINEAR_TASKS,
-        "greater",
-    ),
-    (
-        "E1-extrinsic",
-        "gated representations bend more than ungated (normal part ρ⊥)",
-        "log_rho_normal",
-        "gated",
-        "baseline",
-        NONLINEAR_TASKS,
-        "greater",
-    ),
-    (
-        "E2",
-        "gated attention is more accurate than ungated on nonlinear boundaries",
-        "test_accuracy",
-        "gated",
-        "baseline",
-        NONLINEAR_TASKS,
-        "greater",
-    ),
-    (
-        "E2-linear",
-        "gated attention has no accuracy advantage on linear boundaries",
-        "test_accuracy",
-        "gated",
-        "baseline",
-        LINEAR_TASKS,
-        "equivalent",
-    ),
-    (
-        "E2-width",
-        "the gate beats an ungated model of matched parameters (wider attention)",
-        "test_accuracy",
-        "gated",
-        "ungated_wide",
-        NONLINEAR_TASKS,
-        "greater",
-    ),
-    (
-        "E2-additive",
-        "the multiplicative gate beats the additive nonlinearity Y + tanh(Z)",
-        "test_accuracy",
-        "gated",
-        "ablation",
-        NONLINEAR_TASKS,
-        "greater",
-    ),
-    (
-        "E2-headwise",
-        "a headwise gate is also more accurate than ungated on nonlinear tasks",
-        "test_accuracy",
-        "gated_headwise",
-        "baseline",
-        NONLINEAR_TASKS,
-        "greater",
-    ),
-    (
-        "E2-hard",
-        "gated attention is more accurate than ungated on the hard tasks",
-        "test_accuracy",
-        "gated",
-        "baseline",
-        HARD_TASKS,
-        "greater",
-    ),
-)
-
-
-def _resolve(name: str, plan: dict) -> str:
-    return plan[name] if name in ("gated", "baseline") else name
-
-
 def _unconverged(runs, models, tasks, depth) -> int:
     return sum(
         1
@@ -231,18 +145,21 @@ def _null(runs, **options) -> dict:
     return {**null, "null_quantiles": {str(q): v for q, v in null["null_quantiles"].items()}}
 
 
-def correlations(runs: Sequence[dict], *, depth: int = 1, plan: dict = ANALYSIS) -> dict:
-    """E3 on the nonlinear tasks: curvature (``plan["correlation_measure"]``) against test
-    accuracy, within task × model with seed-cluster intervals and the permutation null that
-    keeps every cell's values (``within_cell``, ``within_cell_null``, ``rank_null``), the paired
-    Δ–Δ slope gated − baseline (``delta``), and, descriptive only, the model-pooled statistics
-    (``pooled``, ``within_task``: Fisher intervals that ignore the confound; ``pooled_null``:
-    the null of the within-task r, which the model means push away from 0).  ``delta`` is None
-    where the pairs do not allow a slope."""
+def correlations(
+    runs: Sequence[dict], *, depth: int = 1, plan: dict = ANALYSIS, tasks=NONLINEAR_TASKS
+) -> dict:
+    """E3 on ``tasks`` (the nonlinear ones unless told): curvature
+    (``plan["correlation_measure"]``) against test accuracy, within task × model with
+    seed-cluster intervals and the permutation null that keeps every cell's values
+    (``within_cell``, ``within_cell_null``, ``rank_null``), the paired Δ–Δ slope gated −
+    baseline (``delta``), and, descriptive only, the model-pooled statistics (``pooled``,
+    ``within_task``: Fisher intervals that ignore the confound; ``pooled_null``: the null of the
+    within-task r, which the model means push away from 0).  ``delta`` is None where the pairs
+    do not allow a slope."""
     rows = [
         r
         for r in runs
-        if r["task"] in NONLINEAR_TASKS
+        if r["task"] in tasks
         and r["depth"] == depth
         and r.get(plan["correlation_measure"]) is not None
     ]
@@ -277,25 +194,10 @@ def correlations(runs: Sequence[dict], *, depth: int = 1, plan: dict = ANALYSIS)
     }
 
 
-def _e3_record(corr: dict, plan: dict) -> dict:
-    """The E3 claim record from :func:`correlations`: primary estimate within task × model."""
+def _e3_extras(corr: dict) -> dict:
+    """E3's companions (within-cell ρ, Δ–Δ slope, the confounded pooled r) for its record."""
     within, null, delta = corr["within_cell"], corr["within_cell_null"], corr["delta"] or {}
-    low, high = within["pearson_ci_low"], within["pearson_ci_high"]
     return {
-        "claim": "E3",
-        "statement": "within a task and a model, more curved runs are more accurate",
-        "measure": f"pearson r({plan['correlation_measure']}, test_accuracy) within task × model",
-        "n_seeds": within["n_seeds"],
-        "effect": within["pearson_r"],
-        "ci_low": low,
-        "ci_high": high,
-        "p_raw": null["p"],
-        "mde_80": _bootstrap_mde(low, high, plan["alpha"]),
-        "margin": None,
-        "ci_level": 1 - plan["alpha"],
-        "d_z": None,
-        "estimator": "within_cell_r",
-        "direction": plan["e3_direction"],
         "interval": "seed-cluster bootstrap, percentile",
         "p_method": "permutation within task × model cells (keeps model means), two-sided",
         "n_runs": within["n_runs"],
@@ -310,85 +212,121 @@ def _e3_record(corr: dict, plan: dict) -> dict:
         "pooled_r": corr["within_task"]["pearson_r"],
         "pooled_r_null_mean": corr["pooled_null"]["null_mean"],
         "pooled_r_label": "task means removed, models pooled: confounded by model",
-        "paper_r": plan["paper_r"],
+        "paper_r": corr["paper_r"],
     }
 
 
-def claims(runs: Sequence[dict], *, depth: int = 1, plan: dict = ANALYSIS) -> list[dict]:
-    """The claim records (:data:`CLAIM_FIELDS`), Holm-adjusted over the family."""
-    alpha = plan["alpha"]
-    present = {r["task"] for r in runs}
-    records = []
-    for name, statement, measure, model, baseline, tasks, kind in _CLAIMS:
-        model, baseline = _resolve(model, plan), _resolve(baseline, plan)
-        tasks = [t for t in tasks if t in present]
-        if not tasks:
-            continue
-        a, b, seeds = _per_seed(runs, measure, model, baseline, tasks, depth)
-        if len(seeds) < 3:
-            continue
-        base = {
-            "claim": name,
-            "statement": statement,
-            "measure": measure,
-            "n_seeds": len(seeds),
-            "model": model,
-            "baseline": baseline,
-            "tasks": tasks,
-            "depth": depth,
-            "unconverged_runs": _unconverged(runs, (model, baseline), tasks, depth),
+def _seeds_of(runs, tasks, depth, models=None) -> list[int]:
+    return sorted(
+        {
+            r["seed"]
+            for r in runs
+            if r["task"] in tasks
+            and r["depth"] == depth
+            and (models is None or r["model"] in models)
         }
-        if kind == "equivalent":
-            test = stats.equivalence_test(a, b, plan["accuracy_margin"], alpha=alpha)
-            record = {
-                **base,
-                "effect": test["effect"],
-                "ci_low": test["tost_low"],
-                "ci_high": test["tost_high"],
-                "p_raw": test["p_tost"],
-                "mde_80": test["mde_80"],
-                "margin": plan["accuracy_margin"],
-                "ci_level": 1 - 2 * alpha,
-                "d_z": test["d_z"],
-            }
+    )
+
+
+def _estimate(spec: ClaimSpec, runs, tasks, depth, settings: dict) -> dict | None:
+    """One claim's estimate by its plan estimator (None where the runs do not allow it)."""
+    alpha = settings["alpha"]
+    if spec.estimator in ("paired_mean", "paired_tost"):
+        a, b, seeds = _per_seed(runs, spec.measure, spec.model, spec.baseline, tasks, depth)
+        if len(seeds) < 3:
+            return None
+        if spec.estimator == "paired_tost":
+            test = stats.equivalence_test(a, b, spec.margin, alpha=alpha)
+            low, high, p, level = test["tost_low"], test["tost_high"], test["p_tost"], 1 - 2 * alpha
         else:
             test = stats.paired_difference(a, b, alpha=alpha)
-            record = {
-                **base,
-                "effect": test["effect"],
-                "ci_low": test["ci_low"],
-                "ci_high": test["ci_high"],
-                "p_raw": test["p"],
-                "mde_80": test["mde_80"],
-                "margin": None,
-                "ci_level": 1 - alpha,
-                "d_z": test["d_z"],
-                "p_wilcoxon": test["p_wilcoxon"],
+            low, high, p, level = test["ci_low"], test["ci_high"], test["p"], 1 - alpha
+        return {
+            "effect": test["effect"], "ci_low": low, "ci_high": high, "p": p, "seeds": seeds,
+            "mde_80": test["mde_80"], "ci_level": level, "d_z": test["d_z"],
+        }  # fmt: skip
+    stratum = [r for r in runs if r["task"] in tasks]
+    try:
+        if spec.estimator == "within_cell_r":
+            corr = correlations(stratum, depth=depth, plan=settings, tasks=tasks)
+            within = corr["within_cell"]
+            low, high = within["pearson_ci_low"], within["pearson_ci_high"]
+            return {
+                "effect": within["pearson_r"], "ci_low": low, "ci_high": high,
+                "p": corr["within_cell_null"]["p"], "seeds": _seeds_of(stratum, tasks, depth),
+                "mde_80": _bootstrap_mde(low, high, alpha), "ci_level": 1 - alpha, "d_z": None,
+                **_e3_extras(corr),
+            }  # fmt: skip
+        fit = association.paired_delta_regression(
+            stratum, gated=spec.model, ungated=spec.baseline, curvature=spec.measure,
+            depth=depth, alpha=alpha, resamples=settings["resamples"],
+            permutations=settings["permutations"], seed=0,
+        )  # fmt: skip
+    except ValueError:  # too few seeds, or no variation left within the cells
+        return None
+    low, high = fit["slope_ci_low"], fit["slope_ci_high"]
+    return {
+        "effect": fit["slope"], "ci_low": low, "ci_high": high, "p": fit["p"],
+        "seeds": _seeds_of(stratum, tasks, depth, (spec.model, spec.baseline)),
+        "mde_80": _bootstrap_mde(low, high, alpha), "ci_level": 1 - alpha, "d_z": None,
+        "delta_r": fit["r"], "n_pairs": fit["n_pairs"],
+    }  # fmt: skip
+
+
+def claims(
+    runs: Sequence[dict],
+    *,
+    depth: int = 1,
+    plan: AnalysisPlan = PLAN,
+    study: str = "exploratory",
+    settings: dict = ANALYSIS,
+) -> list[dict]:
+    """One record per claim of ``plan`` that ``runs`` allow (its stratum's tasks present, at
+    least 3 seeds), in the schema of :mod:`curvlab.analysis.schema` (``study`` names the
+    study), p Holm-adjusted within each of the plan's families (``p_holm``; None for a
+    secondary claim), the verdict by the rules of :mod:`curvlab.analysis.stats`.  Extra fields
+    follow: ``measure``, ``model``, ``baseline``, ``tasks``, ``depth``, ``ci_level``, ``d_z``,
+    ``unconverged_runs`` and, for E3, its companions (within-cell ρ, Δ–Δ slope, the confounded
+    pooled r)."""
+    present = {r["task"] for r in runs}
+    drafts = []
+    for spec in plan.claims:
+        tasks = [t for t in plan.stratum(spec.stratum).tasks if t in present]
+        estimate = _estimate(spec, runs, tasks, depth, settings) if tasks else None
+        if estimate is not None:
+            drafts.append((spec, tasks, estimate))
+    families: dict[str, list[int]] = {}
+    for index, (spec, _, _) in enumerate(drafts):
+        if spec.holm_family is not None:
+            families.setdefault(spec.holm_family, []).append(index)
+    adjusted: dict[int, float] = {}
+    for members in families.values():
+        for index, p in zip(members, stats.holm([drafts[i][2]["p"] for i in members]), strict=True):
+            adjusted[index] = p
+    records = []
+    for index, (spec, tasks, estimate) in enumerate(drafts):
+        head = claim_schema_record(
+            spec,
+            **{k: estimate[k] for k in ("effect", "ci_low", "ci_high", "p", "seeds", "mde_80")},
+            p_holm=adjusted.get(index),
+            study=study,
+            alpha=settings["alpha"],
+        )
+        models = tuple(m for m in (spec.model, spec.baseline) if m is not None) or VARIANTS
+        extra = {k: v for k, v in estimate.items() if k not in head}
+        records.append(
+            head
+            | {
+                "measure": spec.measure,
+                "model": spec.model,
+                "baseline": spec.baseline,
+                "tasks": tasks,
+                "depth": depth,
+                "unconverged_runs": _unconverged(runs, models, tasks, depth),
             }
-        records.append(record)
-    if set(NONLINEAR_TASKS) & present:
-        try:
-            corr = correlations(runs, depth=depth, plan=plan)
-        except ValueError:  # too few seeds, or no variation left within the cells
-            corr = None
-        if corr is not None:
-            records.append({**_e3_record(corr, plan), "depth": depth})
-    adjusted = stats.holm([r["p_raw"] for r in records]) if records else []
-    for record, p in zip(records, adjusted, strict=True):
-        record["p"] = p
-        if record["margin"] is not None:
-            record["verdict"] = stats.equivalence_verdict(
-                p, record["ci_low"], record["ci_high"], record["margin"], alpha=alpha
-            )
-        else:
-            record["verdict"] = stats.directional_verdict(
-                record["ci_low"], record["ci_high"], p, alpha=alpha
-            )
-    ordered = []
-    for record in records:
-        head = {k: record[k] for k in CLAIM_FIELDS}
-        ordered.append(head | {k: v for k, v in record.items() if k not in head})
-    return ordered
+            | extra
+        )
+    return records
 
 
 def per_task_effects(runs: Sequence[dict], *, depth: int = 1, plan: dict = ANALYSIS):
@@ -419,21 +357,70 @@ def per_task_effects(runs: Sequence[dict], *, depth: int = 1, plan: dict = ANALY
     return rows
 
 
-def analyse(runs: Sequence[dict], *, plan: dict = ANALYSIS) -> dict:
-    """Claims, per-task effects and correlations for every depth present in ``runs``."""
+def analyse(
+    runs: Sequence[dict],
+    *,
+    plan: AnalysisPlan = PLAN,
+    study: str = "exploratory",
+    settings: dict = ANALYSIS,
+) -> dict:
+    """Claims (of ``plan``, for ``study``), per-task effects and correlations for every depth
+    present in ``runs``."""
     depths = sorted({r["depth"] for r in runs})
     result = {"claims": [], "effects": [], "correlations": []}
     converged_runs = [r for r in runs if r["converged"]]
+    options = {"plan": plan, "study": study, "settings": settings}
     for depth in depths:
-        sensitivity = {c["claim"]: c for c in claims(converged_runs, depth=depth, plan=plan)}
-        for record in claims(runs, depth=depth, plan=plan):
+        sensitivity = {c["claim"]: c for c in claims(converged_runs, depth=depth, **options)}
+        for record in claims(runs, depth=depth, **options):
             other = sensitivity.get(record["claim"], {})
             record.update({f"converged_{k}": other.get(k) for k in SENSITIVITY_FIELDS})
             result["claims"].append(record)
-        result["effects"].extend(per_task_effects(runs, depth=depth, plan=plan))
+        result["effects"].extend(per_task_effects(runs, depth=depth, plan=settings))
         if any(c["claim"] == "E3" and c["depth"] == depth for c in result["claims"]):
-            result["correlations"].append(correlations(runs, depth=depth, plan=plan))
+            result["correlations"].append(correlations(runs, depth=depth, plan=settings))
     if len(depths) > 1:
         for record in result["claims"]:
             record["claim"] = f"{record['claim']}@depth{record['depth']}"
     return result
+
+
+def quadrature_convergence(runs: Sequence[dict], estimator) -> dict:
+    """How far each run's ∫|K| dA moves when its grid is doubled, on the runs that carry both
+    (``curvature_total_abs`` at the estimator's grid, ``curvature_total_abs_fine`` at twice
+    it): per run |log(I_P / I_2P)|; its median over all such runs and per model, the 90th
+    percentile, the count, and whether the median is below the estimator's
+    ``convergence_threshold`` (the plan's criterion).
+
+    >>> from curvlab.analysis.plan import PLAN
+    >>> runs = [{"model": "ungated", "curvature_total_abs": 1.0, "curvature_total_abs_fine": f}
+    ...         for f in (1.01, 1.02, 0.5)]
+    >>> q = quadrature_convergence(runs, PLAN.curvature)
+    >>> q["n_runs"], round(q["median_log_ratio"], 4), q["converged"]
+    (3, 0.0198, True)
+    """
+    import numpy as np
+
+    pairs = [
+        (r["model"], abs(math.log(r["curvature_total_abs"] / r["curvature_total_abs_fine"])))
+        for r in runs
+        if (r.get("curvature_total_abs") or 0) > 0 and (r.get("curvature_total_abs_fine") or 0) > 0
+    ]
+    if not pairs:
+        raise ValueError("runs: no run carries ∫|K| dA at both grids")
+    ratios = np.array([v for _, v in pairs])
+    by_model = {}
+    for model in dict.fromkeys(m for m, _ in pairs):
+        by_model[model] = float(np.median([v for m, v in pairs if m == model]))
+    median = float(np.median(ratios))
+    return {
+        "grid": estimator.grid,
+        "grid_check": 2 * estimator.grid,
+        "radius": estimator.radius,
+        "n_runs": len(pairs),
+        "median_log_ratio": median,
+        "p90_log_ratio": float(np.quantile(ratios, 0.9)),
+        "median_by_model": by_model,
+        "threshold": estimator.convergence_threshold,
+        "converged": median < estimator.convergence_threshold,
+    }

@@ -111,7 +111,7 @@ def validate_claim_record(record: Mapping, *, alpha: float = 0.05) -> None:
         raise ValueError(f"{where}: ci_low <= ci_high must hold")
     _probability(where, "p", record["p"])
     _probability(where, "p_holm", record["p_holm"], optional=True)
-    if record["p_holm"] is not None and record["p_holm"] < record["p"]:
+    if record["p_holm"] is not None and record["p_holm"] < record["p"] - 1e-12:  # Holm rounds
         raise ValueError(f"{where}: p_holm must be >= p (Holm only raises p)")
     _number(where, "mde_80", record["mde_80"], optional=True)
     _number(where, "margin", record["margin"], optional=True)

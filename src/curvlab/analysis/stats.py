@@ -276,25 +276,28 @@ def verdict_follows(record: Mapping, *, alpha: float = 0.05) -> bool:
 
     A record with a ``margin`` (not None) is an equivalence claim: ``p`` is its TOST p and
     ``ci_low``/``ci_high`` its 1 − 2α interval; otherwise a directional one.  Both are judged
-    on ``ci_low``, ``ci_high`` and ``p`` (as reported, e.g. Holm-adjusted).
+    on ``ci_low``, ``ci_high`` and the record's adjusted ``p_holm`` where it has one (not
+    None), else its ``p``.
 
     >>> verdict_follows({"ci_low": 0.1, "ci_high": 0.3, "p": 0.01, "verdict": "supported"})
     True
     >>> verdict_follows({"ci_low": -0.1, "ci_high": 0.3, "p": 0.2, "verdict": "supported"})
+    False
+    >>> verdict_follows({"ci_low": 0.1, "ci_high": 0.3, "p": 0.01, "p_holm": 0.09,
+    ...                  "verdict": "supported"})
     False
     """
     if record.get("verdict") not in EMPIRICAL_VERDICTS:
         raise ValueError(
             f"record: verdict must be one of {EMPIRICAL_VERDICTS}, got {record.get('verdict')!r}"
         )
+    p = record["p_holm"] if record.get("p_holm") is not None else record["p"]
     if record.get("margin") is not None:
         expected = equivalence_verdict(
-            record["p"], record["ci_low"], record["ci_high"], record["margin"], alpha=alpha
+            p, record["ci_low"], record["ci_high"], record["margin"], alpha=alpha
         )
     else:
-        expected = directional_verdict(
-            record["ci_low"], record["ci_high"], record["p"], alpha=alpha
-        )
+        expected = directional_verdict(record["ci_low"], record["ci_high"], p, alpha=alpha)
     return expected == record["verdict"]
 
 

@@ -130,6 +130,16 @@ class Ensemble:
         other.params = dict(params)
         return other
 
+    def select(self, indices: Sequence[int]) -> Ensemble:
+        """A shallow copy holding only the members ``indices`` (in that order)."""
+        index = torch.as_tensor(list(indices), dtype=torch.long)
+        if index.numel() == 0 or int(index.min()) < 0 or int(index.max()) >= self.size:
+            raise ValueError(f"indices: expected member indices in [0, {self.size}), got {indices}")
+        other = self.with_params({k: v[index.to(v.device)] for k, v in self.params.items()})
+        other.buffers = {k: v[index.to(v.device)] for k, v in self.buffers.items()}
+        other.size = int(index.numel())
+        return other
+
     def member(self, index: int) -> AttentionClassifier:
         """Member ``index`` as an ordinary module (a copy of the template with its weights)."""
         import copy
@@ -411,17 +421,29 @@ def train_loop(models, points, labels, *, epochs: int, learning_rate: float, dev
     return records
 
 
-def ensemble_jets(ens: Ensemble, points: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+JET_CHUNK = 128
+"""Points per member in one call of :func:`ensemble_jets`' vmapped jets: for 320 members at
+32² nodes, chunks of 128 points ran 3.4× faster than all nodes at once on 2 CPU cores (the
+intermediates of all nodes overflow the caches)."""
+
+
+def ensemble_jets(
+    ens: Ensemble, points: torch.Tensor, *, chunk: int | None = JET_CHUNK
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Jacobian J (E, N, d, 2) and Hessian H (E, N, d, 2, 2) of every member's pooled
     representation x ↦ r_e(x) at its points (E, N, 2), in the points' dtype.
 
     r_e is the module's representation under ``functional_call`` with member e's weights; its
     jets are those of the Gauss-equation engine (:func:`curvlab.geometry.gauss_equation.jets`,
-    forward mode), under ``vmap`` over the members.
+    forward mode), under ``vmap`` over the members, ``chunk`` points at a time (None: all at
+    once; the values depend on it only through round-off).
     """
+    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1):
+        raise ValueError(f"chunk: expected a positive integer or None, got {chunk!r}")
     points = points.detach()
     params = {k: v.detach() for k, v in ens.params.items()}
     pooled = _Pooled(ens.template)
+    state = _pooled_state(ens, params, points.dtype)
 
     def member(p, b, x):
         def represent(point):
@@ -429,4 +451,8 @@ def ensemble_jets(ens: Ensemble, points: torch.Tensor) -> tuple[torch.Tensor, to
 
         return jets(represent, x)
 
-    return vmap(member)(*_pooled_state(ens, params, points.dtype), points)
+    step = points.shape[1] if chunk is None else chunk
+    parts = [vmap(member)(*state, points[:, i : i + step]) for i in range(0, points.shape[1], step)]
+    if len(parts) == 1:
+        return parts[0]
+    return torch.cat([J for J, _ in parts], dim=1), torch.cat([H for _, H in parts], dim=1)

@@ -34,6 +34,7 @@ __all__ = [
     "pilot_table",
     "step_table",
     "sweep_table",
+    "two_studies_table",
 ]
 
 
@@ -44,6 +45,13 @@ def _cell(text: str) -> str:
 
 def _interval(effect: float, low: float, high: float, digits: int = 3) -> str:
     return f"{effect:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
+def _p(record: Mapping) -> str:
+    """The p a verdict is judged on: Holm's where the record has one, else its own (marked)."""
+    if record.get("p_holm") is not None:
+        return f"{record['p_holm']:.2g}"
+    return f"{record['p']:.2g} (unadjusted)"
 
 
 # --- the claims table -------------------------------------------------------------------------
@@ -80,7 +88,7 @@ def empirical_row(record: Mapping) -> str:
     evidence = _interval(record["effect"], record["ci_low"], record["ci_high"])
     return (
         f"| **{record['claim']}** | {_cell(record['statement'])} | {evidence}{extra}{mde} "
-        f"| {record['p']:.2g} | **{record['verdict']}** | {alone} |"
+        f"| {_p(record)} | **{record['verdict']}** | {alone} |"
     )
 
 
@@ -93,6 +101,52 @@ def claims_table(records: Iterable[Mapping]) -> str:
         for r in records
     ]
     return "\n".join([CLAIMS_HEAD, *rows])
+
+
+TWO_STUDIES_HEAD = (
+    "| claim | statement | stratum | exploratory (seeds 0–19) | confirmatory (the plan) "
+    "| confirmatory, ladder |\n|---|---|---|---|---|---|"
+)
+
+
+def _study_cell(record: Mapping | None) -> str:
+    if record is None:
+        return "–"
+    evidence = _interval(record["effect"], record["ci_low"], record["ci_high"])
+    return f"{evidence}; p {_p(record)} → **{record['verdict']}**"
+
+
+def two_studies_table(records: Iterable[Mapping]) -> str:
+    """The empirical claims of both studies side by side, one row per claim (in the order of
+    their first record): effect [interval], the p the verdict is judged on (Holm's, or the
+    claim's own for a secondary claim, marked) and the verdict, for the exploratory and the
+    confirmatory study, then the confirmatory verdict under the retraining ladder
+    (``ladder_verdict``; "–" where a study has no such record).
+
+    >>> rows = [{"claim": "E2", "statement": "gated > ungated", "stratum": "hard",
+    ...          "study": s, "effect": 0.05, "ci_low": 0.01, "ci_high": 0.09, "p": 0.01,
+    ...          "p_holm": 0.03, "verdict": "supported", "ladder_verdict": "supported"}
+    ...         for s in ("exploratory", "confirmatory")]
+    >>> two_studies_table(rows).splitlines()[2]
+    '| **E2** | gated > ungated | hard | +0.050 [+0.010, +0.090]; p 0.03 → **supported** \
+| +0.050 [+0.010, +0.090]; p 0.03 → **supported** | supported |'
+    """
+    by_claim: dict[str, dict[str, Mapping]] = {}
+    for record in records:
+        if record.get("study") not in ("exploratory", "confirmatory"):
+            raise ValueError(f"records: {record.get('claim')!r} names no study")
+        by_claim.setdefault(record["claim"], {})[record["study"]] = record
+    rows = []
+    for claim, studies in by_claim.items():
+        first = next(iter(studies.values()))
+        confirmatory = studies.get("confirmatory")
+        ladder = (confirmatory or {}).get("ladder_verdict") or "–"
+        rows.append(
+            f"| **{claim}** | {_cell(first['statement'])} | {first['stratum']} "
+            f"| {_study_cell(studies.get('exploratory'))} | {_study_cell(confirmatory)} "
+            f"| {ladder} |"
+        )
+    return "\n".join([TWO_STUDIES_HEAD, *rows])
 
 
 # --- the runs ---------------------------------------------------------------------------------

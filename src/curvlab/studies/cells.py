@@ -26,6 +26,7 @@ import torch
 
 from curvlab.models.attention import build_classifier, parameter_count
 from curvlab.models.convergence import budgets, converged, window_start
+from curvlab.models.domains import data_domain_grid
 from curvlab.models.ensemble import (
     ensemble_jets,
     evaluate_ensemble,
@@ -79,12 +80,15 @@ RUN_COLUMNS: tuple[str, ...] = (
     "log_curvature_total_abs",
     "log_rho",
     "log_rho_normal",
+    "curvature_total_abs_fine",
 )
 """The columns of ``runs.csv``: converged by the criterion of
 :mod:`curvlab.models.convergence` (with its accuracy spread and largest log change over
 the window), plateau_change the loss's relative drop over the window (recorded, not used),
-curvature_total_abs = ∫|K| dA over the data region, rho = ρ₀, rho_normal = ρ⊥
-(:mod:`curvlab.models.sheets`), and their natural logs."""
+curvature_total_abs = ∫|K| dA over the data domain at the config's ``grid``, rho = ρ₀,
+rho_normal = ρ⊥ (:mod:`curvlab.models.sheets`), and their natural logs;
+curvature_total_abs_fine = the same integral at ``grid_check`` points per axis (the
+quadrature's convergence on this very sheet; None when the config has no ``grid_check``)."""
 
 
 _TRAINED = RUN_COLUMNS[RUN_COLUMNS.index("params") : RUN_COLUMNS.index("test_accuracy") + 1]
@@ -116,14 +120,38 @@ def build_members(config: dict, model: str, depth: int, members) -> tuple:
     return (stack(models).to(device=device), parameter_count(models[0]), *tensors)
 
 
-def measure_members(ens, train_x, test_x, config: dict) -> list[dict]:
+def quadrature_grid(train_x: torch.Tensor, config: dict, points_per_axis: int) -> tuple:
+    """The nodes and weights of ∫|K| dA for a config: with ``domain_radius`` None (the
+    exploratory study), :func:`~curvlab.models.sheets.data_region_grid` (nodes within 1.5 cells
+    of a training point: the domain shrinks as the grid is refined); with a radius r,
+    :func:`~curvlab.models.domains.data_domain_grid` (the points within r of a training point:
+    one domain at every resolution)."""
+    radius = config.get("domain_radius")
+    if radius is None:
+        return data_region_grid(train_x, points_per_axis)
+    return data_domain_grid(train_x, points_per_axis, radius)
+
+
+def _total_abs(sheet: dict, e: int) -> float | None:
+    return float(sheet["total_abs"][e]) if int(sheet["nodes"][e]) else None
+
+
+def measure_members(ens, train_x, test_x, config: dict, *, check=()) -> list[dict]:
     """Per member: ∫|K| dA (None without immersed nodes), ∫K dA, area, non-immersed nodes,
-    ρ₀ and ρ⊥, all in float64 (the ensemble is not modified)."""
+    ρ₀ and ρ⊥, all in float64 (the ensemble is not modified); for the members whose indices
+    are in ``check``, when the config has a ``grid_check``, also ∫|K| dA at that grid
+    (``curvature_total_abs_fine``, else None)."""
     ens = ens.with_params({k: v.double() for k, v in ens.params.items()})
     ens.buffers = {k: v.double() for k, v in ens.buffers.items()}
-    nodes, weights = data_region_grid(train_x.double(), config["grid"])
+    nodes, weights = quadrature_grid(train_x.double(), config, config["grid"])
     J, H = ensemble_jets(ens, nodes)
     sheet = sheet_from_jets(J, H, weights)
+    check = sorted(set(check)) if config.get("grid_check") else []
+    fine: dict[int, float | None] = {}
+    if check:
+        grid = quadrature_grid(train_x.double()[check], config, config["grid_check"])
+        sheet_fine = sheet_from_jets(*ensemble_jets(ens.select(check), grid[0]), grid[1])
+        fine = {e: _total_abs(sheet_fine, j) for j, e in enumerate(check)}
     points = test_x.double()[:, : config["rho_points"]]
     generator = torch.Generator().manual_seed(0)
     shape = (*points.shape[:2], config["rho_directions"], 2)  # (E, N, directions, 2)
@@ -136,7 +164,7 @@ def measure_members(ens, train_x, test_x, config: dict) -> list[dict]:
     rho = direction_measures(J, H, directions)
     out = []
     for e in range(ens.size):
-        total_abs = float(sheet["total_abs"][e]) if int(sheet["nodes"][e]) else None
+        total_abs = _total_abs(sheet, e)
         out.append(
             {
                 "curvature_total_abs": total_abs,
@@ -145,6 +173,7 @@ def measure_members(ens, train_x, test_x, config: dict) -> list[dict]:
                 "non_immersed_nodes": int(sheet["non_immersed"][e]),
                 "rho": float(rho["rho_mean"][e]),
                 "rho_normal": float(rho["rho_normal_mean"][e]),
+                "curvature_total_abs_fine": fine.get(e),
             }
         )
     return out
@@ -172,7 +201,9 @@ def train_and_judge(config: dict, model: str, depth: int, members, epochs: int) 
         snapshots=[t0],
     )
     tested = evaluate_ensemble(ens, test_x, test_y)
-    final = measure_members(ens, train_x, test_x, config)
+    stride = config.get("check_seed_stride") or 1
+    check = [e for e, (_, seed) in enumerate(members) if seed % stride == 0]
+    final = measure_members(ens, train_x, test_x, config, check=check)
     start = measure_members(ens.with_params(fitted["snapshots"][t0]), train_x, test_x, config)
     accuracy = torch.cat([fitted["accuracy_curve"][:, t0:], fitted["train_accuracy"][:, None]], 1)
     judged = []
@@ -204,10 +235,12 @@ def train_until_converged(config: dict, model: str, depth: int, members) -> tupl
 
     Returns (per member a dict: ``epochs``, ``converged``, ``accuracy_spread``,
     ``measure_change``, ``plateau_change``, train/test loss and accuracy, ``params``, the
-    measures of :func:`measure_members` and the loss curve ``curve_epochs``/``curve``;
-    the training seconds).
+    measures of :func:`measure_members`, the loss curve ``curve_epochs``/``curve``, and
+    ``first_rung``, the same dict at the first budget (the fixed-budget rule's result; the
+    member's own dict when it stopped there); the training seconds).
     """
     results: list = [None] * len(members)
+    first: list = [None] * len(members)
     remaining = list(range(len(members)))
     seconds = 0.0
     for budget in budgets(config["epochs"], config["retrain_doublings"]):
@@ -232,42 +265,50 @@ def train_until_converged(config: dict, model: str, depth: int, members) -> tupl
                 "curve_epochs": curve_epochs,
                 "curve": curve,
             }
+            if first[i] is None:
+                first[i] = results[i]
         remaining = [i for i in remaining if not results[i]["converged"]]
         if not remaining:
             break
-    return results, seconds
+    return [{**r, "first_rung": f} for r, f in zip(results, first, strict=True)], seconds
+
+
+def _row(config: dict, task: str, seed: int, result: dict) -> dict:
+    measured = result["measured"]
+    row = {
+        "task": task,
+        "boundary": "linear" if task in LINEAR_TASKS else "nonlinear",
+        "model": config["model"],
+        "depth": config["depth"],
+        "seed": seed,
+        "d_model": config["d_model"],
+        "n_tokens": config["n_tokens"],
+        "n_train": config["n_train"],
+        **{k: result[k] for k in _TRAINED},
+        **measured,
+        "log_curvature_total_abs": _log(measured["curvature_total_abs"]),
+        "log_rho": _log(measured["rho"]),
+        "log_rho_normal": _log(measured["rho_normal"]),
+    }
+    return {k: row[k] for k in RUN_COLUMNS}
 
 
 def _cell(config: dict) -> dict:
     """Train and measure one (model, depth) cell: all tasks × seeds as one ensemble."""
-    model, depth = config["model"], config["depth"]
     members = [(t, s) for t in config["tasks"] for s in config["seeds"]]
-    results, seconds = train_until_converged(config, model, depth, members)
-    runs, curves = [], []
+    results, seconds = train_until_converged(config, config["model"], config["depth"], members)
+    runs, first_rung, curves = [], [], []
     for (task, seed), result in zip(members, results, strict=True):
-        measured = result["measured"]
-        runs.append(
-            {
-                "task": task,
-                "boundary": "linear" if task in LINEAR_TASKS else "nonlinear",
-                "model": model,
-                "depth": depth,
-                "seed": seed,
-                "d_model": config["d_model"],
-                "n_tokens": config["n_tokens"],
-                "n_train": config["n_train"],
-                **{k: result[k] for k in _TRAINED},
-                **measured,
-                "log_curvature_total_abs": _log(measured["curvature_total_abs"]),
-                "log_rho": _log(measured["rho"]),
-                "log_rho_normal": _log(measured["rho_normal"]),
-            }
-        )
+        runs.append(_row(config, task, seed, result))
+        first_rung.append(_row(config, task, seed, result["first_rung"]))
         curves.append({"epochs": result["curve_epochs"], "losses": result["curve"]})
-    return {"runs": runs, "curves": curves, "seconds": seconds}
+    return {"runs": runs, "first_rung": first_rung, "curves": curves, "seconds": seconds}
 
 
 def run_cell(cell_config: dict, *, directory=None, refresh: bool = False) -> dict:
     """One cached cell (a study config with single ``model``, ``depth`` and ``device``), keyed
-    by its configuration and the code of every module this one imports."""
+    by its configuration and the code of every module this one imports: ``runs`` (each
+    member at the first budget at which it converged, or the last: the retraining ladder),
+    ``first_rung`` (each member at the config's ``epochs``: the fixed-budget rule), ``curves``
+    (of ``runs``) and ``seconds``."""
     return cached(_cell, cell_config, name="reproduce", directory=directory, refresh=refresh)

@@ -50,21 +50,21 @@ def retrain_book_runs(
     from tqdm.auto import tqdm
 
     wanted = list(runs_to_train)
-    study = reproduce(
-        scale, device=device, directory=directory, progress=progress, geometric=False, **overrides
-    )
+    options = {**overrides, "geometric": False, "confirmatory": False}  # the exploratory runs
+    study = reproduce(scale, device=device, directory=directory, progress=progress, **options)
     config = study.meta["config"]
+    runs = [r for r in study.runs if r["study"] == "exploratory"]
     records = []
     for task_name, model, seed in tqdm(wanted, desc="boundaries", disable=not progress):
         task = make_task(task_name, n_train=config["n_train"], n_test=config["n_test"], seed=seed)
-        net = retrain(config, study.runs, task, model, seed, directory=directory, refresh=refresh)
+        net = retrain(config, runs, task, model, seed, directory=directory, refresh=refresh)
         records.append(
             {
                 "task": task_name,
                 "model": model,
                 "seed": seed,
                 "depth": 1,
-                "epochs": kept_epochs(study.runs, task_name, model, seed),
+                "epochs": kept_epochs(runs, task_name, model, seed),
                 "parameters": parameter_count(net),
             }
         )

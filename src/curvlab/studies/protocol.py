@@ -99,6 +99,9 @@ _REPRODUCTION = {
     "weight_decay": 1e-4,
     "schedule": "cosine",
     "grid": 10,
+    "domain_radius": None,  # None: the grid's own data region (sheets.data_region_grid)
+    "grid_check": None,  # a finer grid for the quadrature's convergence, or None
+    "check_seed_stride": 1,  # the finer grid on the runs of seeds divisible by this
     "rho_points": 64,
     "rho_directions": 4,
     "tasks": list(TASKS),

@@ -3,18 +3,27 @@
 ``reproduce(scale="small")`` returns a :class:`~curvlab.studies.result.StudyResult`;
 ``reproduce(scale="small", out=DIR)`` (also ``python -m curvlab reproduce --out DIR``) writes it:
 
-- ``DIR/runs.csv``  one row per trained model (:data:`RUN_COLUMNS`);
+Two studies: the **exploratory** one (seeds 0–19, the retraining ladder, ∫|K| dA on each
+grid's own data region at 10² nodes), and the **confirmatory** one under the frozen plan
+:data:`curvlab.analysis.plan.PLAN` (fresh seeds 1000–1039, one fixed budget for every model
+with a one-doubling ladder beside it as a sensitivity analysis, ∫|K| dA on a fixed data domain
+at 64² nodes, its convergence checked at 128²).  Both are analysed by the plan's claims.
+
+- ``DIR/runs.csv``  one row per trained model and rule (:data:`STUDY_COLUMNS` +
+  :data:`RUN_COLUMNS`);
 - ``DIR/loss_curves.csv``  task, model, depth, seed, budget, epoch, loss (:data:`CURVE_POINTS`
   + 1 evenly spaced epochs of each run's budget);
 - ``DIR/effects.csv``  per task and comparison: the paired difference over seeds with its 95%
   interval (unadjusted; the forest plot);
 - ``DIR/correlations.json``  E3: within task × model (seed-cluster intervals, permutation
   null), the paired Δ–Δ slope, and the model-pooled figures (confounded, descriptive);
-- ``DIR/claims.json``  the whole claims table: the geometric claims T1 to T5
-  (:mod:`curvlab.studies.geometric_claims`: checks, passed, verdict) and one record per
-  empirical claim (:data:`CLAIM_FIELDS`, plus ``d_z``, ``p_raw``, the comparison and
-  ``unconverged_runs``), verdicts by the rules of :mod:`curvlab.analysis.stats`;
-- ``DIR/meta.json``  the configuration, the analysis plan, code version, timings;
+- ``DIR/claims.json``  ``plan_sha256``; ``claims``, one record per empirical claim and study
+  in the schema of :mod:`curvlab.analysis.schema` (plus the comparison, ``d_z``,
+  ``unconverged_runs``, the converged-only and, confirmatory, the ladder's results), verdicts
+  by the rules of :mod:`curvlab.analysis.stats`; ``geometric``, the claims T1 to T5
+  (:mod:`curvlab.studies.geometric_claims`: checks, passed, verdict);
+- ``DIR/meta.json``  both configurations, the plan and its hash, the quadrature's convergence
+  on the confirmatory sheets, code version, timings;
 
 The command line (``python -m curvlab reproduce``) also draws the study's figures into ``DIR``
 (:func:`curvlab.plotting.write_figures`).
@@ -33,7 +42,7 @@ one that did not converge is trained afresh at twice the budget, ``retrain_doubl
 (:func:`curvlab.studies.cells.train_until_converged`), and a run unconverged at the cap
 is kept and counted.  The ``small`` scale's starting epochs are those the convergence pilot
 (:mod:`curvlab.studies.pilot`) chose from convergence and the ungated baseline's accuracy
-alone.  The study is **exploratory**: the protocol and :data:`ANALYSIS` were not fixed before
+alone.  The first study is **exploratory**: the protocol and :data:`ANALYSIS` were not fixed before
 gated–ungated differences were seen.  Earlier runs of it (a 5-seed study, then a 20-seed
 claims table) had been looked at when the schedule, the weight decay, the convergence rule,
 the pilot's fallback and the retraining ladder were changed (each a rule on convergence or on
@@ -43,6 +52,7 @@ study on fresh seeds is :data:`curvlab.analysis.plan.PLAN`.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -52,11 +62,14 @@ from tqdm.auto import tqdm
 from curvlab.analysis.empirical import (
     ANALYSIS,
     CLAIM_FIELDS,
+    SENSITIVITY_FIELDS,
     analyse,
     claims,
     correlations,
     per_task_effects,
+    quadrature_convergence,
 )
+from curvlab.analysis.plan import PLAN, AnalysisPlan, plan_json, plan_sha256
 from curvlab.studies.cache import code_version
 from curvlab.studies.cells import (
     CURVE_POINTS,
@@ -75,7 +88,9 @@ __all__ = [
     "CURVE_POINTS",
     "RUN_COLUMNS",
     "SCALES",
+    "STUDY_COLUMNS",
     "StudyResult",
+    "confirmatory_overrides",
     "analyse",
     "claims",
     "correlations",
@@ -87,6 +102,13 @@ __all__ = [
 ]
 
 
+STUDY_COLUMNS: tuple[str, ...] = ("study", "rule")
+"""The columns ``runs.csv`` puts before :data:`RUN_COLUMNS`: the study (exploratory or
+confirmatory) and the training rule the row was trained by: ``ladder`` (each run at the first
+budget at which it converged, or the last) or ``fixed_budget`` (every run at the plan's
+budget, the confirmatory study's primary rule)."""
+
+
 def run_study(
     scale: str = "small",
     *,
@@ -94,15 +116,17 @@ def run_study(
     directory=None,
     refresh: bool = False,
     progress: bool = True,
+    desc: str = "reproduce",
     **overrides,
-) -> tuple[list[dict], list[dict]]:
-    """Train (or read from the cache) every cell: (runs, loss-curve rows)."""
+) -> tuple[list[dict], list[dict], list[dict]]:
+    """Train (or read from the cache) every cell: (runs by the retraining ladder, runs at the
+    first budget, loss-curve rows of the ladder's runs)."""
     config = reproduce_config(scale, **overrides)
     device = resolve_device(device)
     cells = [(m, d) for d in config["depths"] for m in config["models"]]
     base = {k: v for k, v in config.items() if k not in ("models", "depths")}
-    runs, curve_rows = [], []
-    bar = tqdm(cells, desc="reproduce", disable=not progress, unit="cell")
+    runs, first_rung, curve_rows = [], [], []
+    bar = tqdm(cells, desc=desc, disable=not progress, unit="cell")
     for model, depth in bar:
         bar.set_postfix_str(f"{model} depth {depth}")
         result = run_cell(
@@ -111,13 +135,51 @@ def run_study(
             refresh=refresh,
         )
         runs.extend(result["runs"])
+        first_rung.extend(result["first_rung"])
         for run, curve in zip(result["runs"], result["curves"], strict=True):
             for epoch, loss in zip(curve["epochs"], curve["losses"], strict=True):
                 curve_rows.append(
                     {k: run[k] for k in ("task", "model", "depth", "seed")}
                     | {"budget": run["epochs"], "epoch": epoch, "loss": loss}
                 )
-    return runs, curve_rows
+    return runs, first_rung, curve_rows
+
+
+def confirmatory_overrides(plan: AnalysisPlan = PLAN, seeds: int | None = None) -> dict:
+    """The study settings the plan fixes: its fresh seeds (the first ``seeds`` of them when
+    given), the fixed budget and the sensitivity ladder, the curvature estimator (grid, domain
+    radius, the convergence grid 2·grid on every ``convergence_seed_stride``-th seed) and the
+    ρ test points.
+
+    >>> settings = confirmatory_overrides()
+    >>> settings["seeds"][0], len(settings["seeds"]), settings["grid"], settings["grid_check"]
+    (1000, 40, 64, 128)
+    """
+    chosen = plan.confirmatory_seeds if seeds is None else plan.confirmatory_seeds[:seeds]
+    estimator = plan.curvature
+    return {
+        "seeds": list(chosen),
+        "epochs": plan.training.epochs,
+        "retrain_doublings": plan.training.sensitivity_doublings,
+        "grid": estimator.grid,
+        "domain_radius": estimator.radius,
+        "grid_check": 2 * estimator.grid,
+        "check_seed_stride": estimator.convergence_seed_stride,
+        "rho_points": estimator.rho_points,
+    }
+
+
+def _tagged(runs, study: str, rule: str) -> list[dict]:
+    return [{"study": study, "rule": rule, **{k: r[k] for k in RUN_COLUMNS}} for r in runs]
+
+
+def _with_ladder(primary: list[dict], ladder: list[dict]) -> list[dict]:
+    """Each primary record with the ladder's result beside it (``ladder_<field>``)."""
+    by_claim = {r["claim"]: r for r in ladder}
+    fields = SENSITIVITY_FIELDS
+    return [
+        r | {f"ladder_{k}": by_claim.get(r["claim"], {}).get(k) for k in fields} for r in primary
+    ]
 
 
 def reproduce(
@@ -130,42 +192,83 @@ def reproduce(
     directory=None,
     refresh: bool = False,
     geometric: bool = True,
+    confirmatory: bool | int = True,
+    plan: AnalysisPlan = PLAN,
     **overrides,
 ) -> StudyResult:
-    """Run the study; its :class:`~curvlab.studies.result.StudyResult`, also written into
+    """Run both studies; their :class:`~curvlab.studies.result.StudyResult`, also written into
     ``out`` when given (the files of the module docstring; ``out=None`` writes nothing).
 
-    The result's ``runs`` (columns :data:`RUN_COLUMNS`), ``curves`` (the loss-curve rows),
-    ``effects`` and ``correlations`` are those of :func:`curvlab.analysis.empirical.analyse`;
-    its ``claims`` the whole table: the geometric claims T1 to T5
-    (:func:`curvlab.studies.geometric_claims.geometric_claims`, unless ``geometric`` is False),
-    then the empirical ones; ``meta`` the configuration, the analysis plan, the code version
-    and the timings.
+    The **exploratory** study is the scale's protocol on seeds 0, 1, ... (``seeds`` of them);
+    the **confirmatory** study the plan's protocol (:func:`confirmatory_overrides`) on its fresh
+    seeds (``confirmatory``: True for all of them, a number n for the first n, False for none).
+    The caller's ``overrides`` apply to both (a study so changed no longer follows the plan:
+    ``meta["confirmatory"]["follows_plan"]`` says so).  Both are analysed by the plan's claims
+    (:func:`curvlab.analysis.empirical.analyse`); the result's ``runs`` hold every row
+    (:data:`STUDY_COLUMNS` + :data:`RUN_COLUMNS`), ``claims`` the geometric claims T1 to T5
+    (unless ``geometric`` is False), then each study's records, the confirmatory ones with the
+    ladder's result beside (``ladder_*``); ``effects`` and ``correlations`` carry their study;
+    ``meta`` the configurations, the plan and its hash, the quadrature's convergence on the
+    confirmatory sheets, the code version and the timings.
 
-    ``seeds``: the number of seeds 0..seeds−1 (overrides the scale).  ``directory``: the run
-    cache (default: $CURVLAB_CACHE or .curvlab-cache/).
+    ``directory``: the run cache (default: $CURVLAB_CACHE or .curvlab-cache/).
     """
     if seeds is not None:
         if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 3:
             raise ValueError(f"seeds: expected an integer >= 3, got {seeds!r}")
         overrides["seeds"] = list(range(seeds))
+    if not isinstance(confirmatory, bool) and (
+        not isinstance(confirmatory, int) or confirmatory < 3
+    ):
+        raise ValueError(
+            f"confirmatory: expected True, False or an integer >= 3, got {confirmatory!r}"
+        )
+    if not isinstance(plan, AnalysisPlan):
+        raise ValueError(f"plan: expected an AnalysisPlan, got {type(plan).__name__}")
+    common = {"device": device, "directory": directory, "refresh": refresh, "progress": progress}
     start = time.perf_counter()
     config = reproduce_config(scale, **overrides)
-    runs, curve_rows = run_study(
-        scale,
-        device=device,
-        directory=directory,
-        refresh=refresh,
-        progress=progress,
-        **overrides,
-    )
+    runs, _, curve_rows = run_study(scale, desc="exploratory", **common, **overrides)
     trained = time.perf_counter() - start
-    analysed = analyse(runs)
+    analysed = analyse(runs, plan=plan, study="exploratory")
+    rows = _tagged(runs, "exploratory", "ladder")
+    claim_records = list(analysed["claims"])
+    effects = [{"study": "exploratory", **e} for e in analysed["effects"]]
+    correlation_records = [{"study": "exploratory", **c} for c in analysed["correlations"]]
+    meta_confirmatory = None
+    if confirmatory is not False:
+        begun = time.perf_counter()
+        count = None if confirmatory is True else confirmatory
+        shared = {k: v for k, v in overrides.items() if k != "seeds"}  # seeds: the plan's
+        settings = {**confirmatory_overrides(plan, count), **shared}
+        ladder, primary, _ = run_study(scale, desc="confirmatory", **common, **settings)
+        fixed = analyse(primary, plan=plan, study="confirmatory")
+        retrained = analyse(ladder, plan=plan, study="confirmatory")
+        claim_records += _with_ladder(fixed["claims"], retrained["claims"])
+        effects += [{"study": "confirmatory", **e} for e in fixed["effects"]]
+        correlation_records += [{"study": "confirmatory", **c} for c in fixed["correlations"]]
+        rows += _tagged(primary, "confirmatory", "fixed_budget")
+        rows += _tagged(ladder, "confirmatory", "ladder")
+        protocol_overrides = sorted(set(shared) - {"tasks", "models", "depths"})
+        meta_confirmatory = {
+            "config": reproduce_config(scale, **settings),
+            "seeds": settings["seeds"],
+            "follows_plan": count is None and not protocol_overrides and scale == "small",
+            "overrides": protocol_overrides,
+            "quadrature": quadrature_convergence(primary, plan.curvature),
+            "runs": len(primary),
+            "unconverged_runs": sum(not r["converged"] for r in primary),
+            "unconverged_after_ladder": sum(not r["converged"] for r in ladder),
+            "seconds": time.perf_counter() - begun,
+        }
     table = geometric_claims(directory=directory) if geometric else []
     meta = {
         "scale": scale,
         "config": config,
         "analysis": ANALYSIS,
+        "plan": json.loads(plan_json(plan)),
+        "plan_sha256": plan_sha256(plan),
+        "confirmatory": meta_confirmatory,
         "device": resolve_device(device),
         "code_version": code_version(__name__),
         "runs": len(runs),
@@ -176,12 +279,13 @@ def reproduce(
         "cpu_count": os.cpu_count(),
     }
     result = StudyResult(
-        runs=[{k: r[k] for k in RUN_COLUMNS} for r in runs],
+        runs=rows,
         curves=curve_rows,
-        claims=[*table, *analysed["claims"]],
-        effects=analysed["effects"],
-        correlations=analysed["correlations"],
+        claims=[*table, *claim_records],
+        effects=effects,
+        correlations=correlation_records,
         meta=meta,
+        plan_sha256=plan_sha256(plan),
     )
     if out is not None:
         result.write(out)

@@ -101,6 +101,7 @@ class StudyResult:
     correlations: tuple[dict, ...] = ()
     meta: dict = field(default_factory=dict)
     names: dict = field(default_factory=dict)
+    plan_sha256: str | None = None
 
     def __post_init__(self):
         for name in _TABLES:
@@ -131,12 +132,26 @@ class StudyResult:
             records = getattr(self, name)
             if not records:
                 continue
-            if name in _JSON:
+            if name == "claims" and self.plan_sha256 is not None:
+                paths[name] = _write_json(self.claims_document(), directory / names[name])
+            elif name in _JSON:
                 paths[name] = _write_json(list(records), directory / names[name])
             else:
                 paths[name] = write_csv(records, directory / names[name])
         paths["meta"] = _write_json(self.meta, directory / names["meta"])
         return paths
+
+    def claims_document(self) -> dict:
+        """``claims.json`` of a study analysed under a plan: ``plan_sha256``, ``claims`` (the
+        records that name their ``study``: the schema of :mod:`curvlab.analysis.schema`) and
+        ``geometric`` (the others: the geometric claims)."""
+        if self.plan_sha256 is None:
+            raise ValueError("plan_sha256: this result was not analysed under a plan")
+        return {
+            "plan_sha256": self.plan_sha256,
+            "claims": [r for r in self.claims if "study" in r],
+            "geometric": [r for r in self.claims if "study" not in r],
+        }
 
     @classmethod
     def read(cls, directory, names: Mapping[str, str] | None = None) -> StudyResult:
@@ -154,6 +169,10 @@ class StudyResult:
                 continue
             if name in _JSON:
                 tables[name] = json.loads(path.read_text(encoding="utf-8"))
+                if name == "claims" and isinstance(tables[name], dict):  # under a plan
+                    document = tables[name]
+                    tables["plan_sha256"] = document["plan_sha256"]
+                    tables[name] = [*document["geometric"], *document["claims"]]
             else:
                 tables[name] = _read_csv(path)
         meta = json.loads((directory / files["meta"]).read_text(encoding="utf-8"))
