@@ -188,8 +188,18 @@ def test_identity_decides_exact_identities_of_scalars_matrices_and_arrays():
     table.identity("matrix", sp.Matrix([[1 / s**2, 0], [0, 2 / s**2]]), sp.diag(1, 2) / s**2)
     table.identity("every component vanishes", sp.Array([[s - s, 0], [0, 0]]))
     table.identity("nested lists", [[s / s, 0]], [[1, 0]], by=sp.cancel)
-    assert [row["measured"] for row in table.rows] == ["0", "0 (2×2)", "0 (2×2)", "0 (1×2)"]
-    assert [row["rule"] for row in table.rows][-2:] == [
+    metric = sp.Matrix([[1, s], [s, 2]])
+    table.identity(
+        "a list of matrices", [metric.diff(s), metric.diff(s, 2)], [[[0, 1], [1, 0]], sp.zeros(2)]
+    )
+    assert [row["measured"] for row in table.rows] == [
+        "0",
+        "0 (2×2)",
+        "0 (2×2)",
+        "0 (1×2)",
+        "0 (2×2×2)",
+    ]
+    assert [row["rule"] for row in table.rows][2:4] == [
         "simplify(lhs - rhs) = 0",
         "cancel(lhs - rhs) = 0",
     ]

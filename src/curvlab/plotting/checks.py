@@ -169,14 +169,20 @@ class CheckTable:
 
     @staticmethod
     def _entries(value: object) -> tuple[tuple[int, ...], list]:
-        """The shape of a SymPy scalar, matrix, array or nested list, and its entries in order."""
+        """The shape of a SymPy scalar, matrix or array, or of a nested list of them (a list of
+        matrices has shape (n, rows, columns)), and its scalar entries in order."""
         import sympy
 
-        if isinstance(value, list | tuple):
-            value = sympy.Array(value)
         if isinstance(value, sympy.MatrixBase | sympy.NDimArray):
-            return tuple(value.shape), [sympy.sympify(entry) for entry in sympy.flatten(value)]
-        return (), [sympy.sympify(value)]
+            value = value.tolist()
+        if not isinstance(value, list | tuple):
+            return (), [sympy.sympify(value)]
+        parts = [CheckTable._entries(item) for item in value]
+        shapes = {shape for shape, _ in parts}
+        if len(shapes) > 1:
+            raise ValueError(f"a ragged nesting of shapes {sorted(shapes)}")
+        inner = shapes.pop() if parts else ()
+        return (len(parts), *inner), [entry for _, entries in parts for entry in entries]
 
     @staticmethod
     def _short(value: object, width: int = 40) -> str:
