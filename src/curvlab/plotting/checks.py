@@ -186,7 +186,8 @@ class CheckTable:
 
     @staticmethod
     def _short(value: object, width: int = 40) -> str:
-        text = " ".join(str(value).split())
+        """``value`` on one line of at most ``width`` characters (a matrix as nested lists)."""
+        text = " ".join(str(value.tolist() if hasattr(value, "tolist") else value).split())
         return text if len(text) <= width else text[: width - 1] + "…"
 
     def __str__(self) -> str:
