@@ -179,6 +179,65 @@ def test_check_table_rejects_a_nan_as_passing_and_non_numbers():
         table.holds("false", False)
 
 
+def test_identity_decides_exact_identities_of_scalars_matrices_and_arrays():
+    import sympy as sp
+
+    s = sp.Symbol("sigma", positive=True)
+    table = plotting.CheckTable()
+    table.identity("scalar", sp.log(s**2), 2 * sp.log(s))
+    table.identity("matrix", sp.Matrix([[1 / s**2, 0], [0, 2 / s**2]]), sp.diag(1, 2) / s**2)
+    table.identity("every component vanishes", sp.Array([[s - s, 0], [0, 0]]))
+    table.identity("nested lists", [[s / s, 0]], [[1, 0]], by=sp.cancel)
+    metric = sp.Matrix([[1, s], [s, 2]])
+    table.identity(
+        "a list of matrices", [metric.diff(s), metric.diff(s, 2)], [[[0, 1], [1, 0]], sp.zeros(2)]
+    )
+    assert [row["measured"] for row in table.rows] == [
+        "0",
+        "0 (2×2)",
+        "0 (2×2)",
+        "0 (1×2)",
+        "0 (2×2×2)",
+    ]
+    assert [row["rule"] for row in table.rows][2:4] == [
+        "simplify(lhs - rhs) = 0",
+        "cancel(lhs - rhs) = 0",
+    ]
+    assert all(row["outcome"] == "✓" for row in table.rows)
+
+
+@pytest.mark.parametrize(
+    "lhs, rhs, measured",
+    [
+        ("x**2", "x", "x*(x - 1)"),  # a scalar that does not cancel
+        ("Matrix([[1, 0], [0, x]])", "eye(2)", "x - 1"),  # one wrong entry of a matrix
+        ("Matrix([1, 0])", "Matrix([[1, 0]])", "shapes (2, 1) and (1, 2)"),  # shapes differ
+    ],
+)
+def test_a_false_identity_raises_and_shows_what_is_left(lhs, rhs, measured):
+    import sympy as sp
+
+    table = plotting.CheckTable()
+    with pytest.raises(AssertionError, match="check failed: false"):
+        table.identity("false", sp.sympify(lhs), sp.sympify(rhs))
+    assert table.rows[-1]["outcome"] == "✗" and table.rows[-1]["measured"] == measured
+
+
+def test_equal_compares_exactly_and_refuses_what_does_not_give_one_bool():
+    import sympy as sp
+
+    table = plotting.CheckTable()
+    table.equal("K of the hyperbolic plane", sp.Rational(-1, 2), sp.Rational(-1, 2))
+    table.equal("a dict", {"a": 1}, {"a": 1})
+    assert [row["rule"] for row in table.rows] == ["= -1/2", "= {'a': 1}"]
+    with pytest.raises(AssertionError, match=r"check failed: unexpanded: x\*\(x \+ 1\) is not"):
+        x = sp.Symbol("x")
+        table.equal("unexpanded", x * (x + 1), x**2 + x)  # structure, not value: see identity
+    assert table.rows[-1]["outcome"] == "✗"
+    with pytest.raises(TypeError, match="bool"):
+        table.equal("an array", np.array([1, 2]), np.array([1, 2]))
+
+
 # ---------------------------------------------------------------------------------------------
 # Part II figures
 

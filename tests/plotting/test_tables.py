@@ -102,23 +102,6 @@ def test_an_empirical_row_carries_interval_mde_margin_p_and_the_converged_verdic
     assert "mde₈₀" not in tables.empirical_row({**CLAIMS[0], "mde_80": None})
 
 
-def _run(task, model, seed, converged=True, epochs=400):
-    return {"task": task, "model": model, "seed": seed, "converged": converged, "epochs": epochs}
-
-
-def test_the_convergence_counts_are_those_of_the_runs():
-    runs = [
-        _run("xor", "ungated", 0),
-        _run("xor", "ablation", 0, False, 3200),
-        _run("moons", "ungated", 0, epochs=800),
-        _run("moons", "ablation", 0, False, 3200),
-    ]
-    assert tables.converged_by_budget(runs, [400, 800, 1600, 3200]) == (
-        "Runs converged at each budget: 400 epochs: 1, 800 epochs: 1, 1600 epochs: 0, "
-        "3200 epochs: 0; unconverged at 3200: 2."
-    )
-
-
 PILOT = [
     {
         "budget": 400,

@@ -23,6 +23,17 @@ class CheckTable:
     >>> checks.holds("every ReLU value is exactly 0", True, "2000 of 2000")
     >>> len(checks), checks.rows[0]["rule"]
     (3, '< 1e-13')
+
+    Exact results, from SymPy: :meth:`identity` decides that a difference simplifies to 0
+    (a scalar, or every entry of a matrix or array), :meth:`equal` compares exactly.
+
+    >>> import sympy as sp
+    >>> x = sp.Symbol("x", positive=True)
+    >>> checks.identity("sin² + cos² = 1", sp.sin(x) ** 2 + sp.cos(x) ** 2, 1)
+    >>> checks.identity("a metric", sp.Matrix([[x, 0], [0, x**2]]), sp.diag(x, x * x))
+    >>> checks.equal("curvature of the unit sphere", sp.Integer(1), 1)
+    >>> [(row["measured"], row["rule"]) for row in checks.rows[3:]]
+    [('0', 'simplify(lhs - rhs) = 0'), ('0 (2×2)', 'simplify(lhs - rhs) = 0'), ('1', '= 1')]
     >>> checks.above("speed-up", 3.0, 20)
     Traceback (most recent call last):
     ...
@@ -94,6 +105,90 @@ class CheckTable:
         if not isinstance(condition, bool | np.bool_):
             raise TypeError(f"condition must be a bool, got {type(condition)}")
         self._record(claim, measured, "holds", bool(condition), f"does not hold ({measured})")
+
+    def identity(self, claim: str, lhs: object, rhs: object = 0, *, by=None) -> None:
+        """Check that ``lhs - rhs`` simplifies to 0, exactly.
+
+        ``lhs`` and ``rhs`` are SymPy expressions, matrices or arrays (nested lists too) of one
+        shape, or ``rhs`` is a scalar that every entry of ``lhs`` must equal (0 by default:
+        "every component vanishes"). ``by`` is the simplifier applied to each entry of the
+        difference, ``sympy.simplify`` unless given (``sympy.cancel`` decides rational
+        functions faster); its name is written in the rule column.
+
+        >>> import sympy as sp
+        >>> x = sp.Symbol("x")
+        >>> checks = CheckTable()
+        >>> checks.identity("a rational identity", (x**2 - 1) / (x - 1), x + 1, by=sp.cancel)
+        >>> checks.rows[0]["rule"]
+        'cancel(lhs - rhs) = 0'
+        >>> checks.identity("(x + 1)² = x² + 1", (x + 1) ** 2, x**2 + 1)
+        Traceback (most recent call last):
+        ...
+        AssertionError: check failed: (x + 1)² = x² + 1: simplify(lhs - rhs) = 2*x, not 0
+        """
+        import sympy
+
+        reduce = sympy.simplify if by is None else by
+        rule = f"{getattr(reduce, '__name__', 'simplify')}(lhs - rhs) = 0"
+        left_shape, left = self._entries(lhs)
+        right_shape, right = self._entries(rhs)
+        if right_shape == () and left_shape != ():
+            right_shape, right = left_shape, right * len(left)
+        if left_shape != right_shape:
+            measured = f"shapes {left_shape} and {right_shape}"
+            self._record(claim, measured, rule, False, f"{rule[:-4]} cannot be formed: {measured}")
+        differences = [reduce(a - b) for a, b in zip(left, right, strict=True)]
+        nonzero = [d for d in differences if not d == 0]
+        if nonzero:
+            measured = self._short(nonzero[0])
+        else:
+            measured = "0" if left_shape == () else f"0 ({'×'.join(map(str, left_shape))})"
+        self._record(claim, measured, rule, not nonzero, f"{rule[:-4]} = {measured}, not 0")
+
+    def equal(self, claim: str, value: object, expected: object) -> None:
+        """Check ``value == expected`` exactly (SymPy objects compare by structure: use
+        :meth:`identity` where two forms of one expression must agree).
+
+        >>> checks = CheckTable()
+        >>> checks.equal("the signs at the two queries", [1, -1], [1, -1])
+        >>> checks.equal("a count", 3, 4)
+        Traceback (most recent call last):
+        ...
+        AssertionError: check failed: a count: 3 is not 4
+        """
+        result = value == expected
+        if hasattr(result, "item") and getattr(result, "size", 1) == 1:
+            result = result.item()
+        if not isinstance(result, bool | np.bool_):
+            raise TypeError(
+                f"value == expected must give a bool, got {type(result)}: compare arrays "
+                "with holds(...), expressions with identity(...)"
+            )
+        measured, rule = self._short(value), f"= {self._short(expected)}"
+        self._record(claim, measured, rule, bool(result), f"{measured} is not {rule[2:]}")
+
+    @staticmethod
+    def _entries(value: object) -> tuple[tuple[int, ...], list]:
+        """The shape of a SymPy scalar, matrix or array, or of a nested list of them (a list of
+        matrices has shape (n, rows, columns)), and its scalar entries in order."""
+        import sympy
+
+        if isinstance(value, sympy.MatrixBase | sympy.NDimArray):
+            value = value.tolist()
+        if not isinstance(value, list | tuple):
+            return (), [sympy.sympify(value)]
+        parts = [CheckTable._entries(item) for item in value]
+        shapes = {shape for shape, _ in parts}
+        if len(shapes) > 1:
+            raise ValueError(f"a ragged nesting of shapes {sorted(shapes)}")
+        inner = shapes.pop() if parts else ()
+        return (len(parts), *inner), [entry for _, entries in parts for entry in entries]
+
+    @staticmethod
+    def _short(value: object, width: int = 40) -> str:
+        """``value`` on one line of at most ``width`` characters (a matrix as nested lists)."""
+        text = " ".join(str(value.tolist() if hasattr(value, "tolist") else value).split())
+        return text if len(text) <= width else text[: width - 1] + "…"
 
     def __str__(self) -> str:
         header = ("claim", "measured", "rule", "outcome")

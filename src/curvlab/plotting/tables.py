@@ -7,8 +7,8 @@ the chapters themselves, beside those numbers:
 
 - claims (``claims.json``, :func:`curvlab.analysis.empirical.claims`): :func:`claims_table`
   (geometric and empirical claims, one row each, by :func:`geometric_row` and
-  :func:`empirical_row`);
-- the runs (``runs.csv``): :func:`converged_by_budget`;
+  :func:`empirical_row`), and the empirical claims of both studies side by side,
+  :func:`two_studies_table`;
 - the pilot (:func:`curvlab.studies.pilot.pilot`): :func:`pilot_table`;
 - the sweep (:func:`curvlab.studies.sweep.sweep`): :func:`sweep_table`;
 - the measures' own checks (:mod:`curvlab.studies.measure_checks`):
@@ -27,7 +27,6 @@ from curvlab.analysis.claims import GEOMETRIC_VERDICTS
 
 __all__ = [
     "claims_table",
-    "converged_by_budget",
     "empirical_row",
     "geometric_row",
     "measure_checks_table",
@@ -147,25 +146,6 @@ def two_studies_table(records: Iterable[Mapping]) -> str:
             f"| {ladder} |"
         )
     return "\n".join([TWO_STUDIES_HEAD, *rows])
-
-
-# --- the runs ---------------------------------------------------------------------------------
-
-
-def converged_by_budget(runs: Iterable[Mapping], ladder: Sequence[int]) -> str:
-    """How many runs converged at each budget of the retraining ``ladder``, and how many at
-    none of them (unconverged at the last).
-
-    >>> runs = [{"epochs": 400, "converged": True}, {"epochs": 800, "converged": False}]
-    >>> converged_by_budget(runs, [400, 800])
-    'Runs converged at each budget: 400 epochs: 1, 800 epochs: 0; unconverged at 800: 1.'
-    """
-    runs = list(runs)
-    kept = ", ".join(
-        f"{b} epochs: {sum(r['epochs'] == b and r['converged'] for r in runs)}" for b in ladder
-    )
-    missed = sum(not r["converged"] for r in runs)
-    return f"Runs converged at each budget: {kept}; unconverged at {ladder[-1]}: {missed}."
 
 
 # --- the pilot --------------------------------------------------------------------------------
