@@ -29,6 +29,9 @@ def tiny_study_config(tmp_path, **overrides) -> dict:
         "retrain_doublings": 1,
         "tasks": ["blobs", "half_plane", "xor", "circles"],
         "confirmatory": 3,  # the plan's first 3 fresh seeds
+        "grid": 8,  # both studies: coarse quadrature, a few ρ points (the plan's are costly)
+        "grid_check": 16,
+        "rho_points": 16,
         "directory": tmp_path / "cache",
         "progress": False,
         **overrides,

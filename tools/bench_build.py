@@ -9,13 +9,15 @@
 
 Each step is a real ``make book`` from the repository root, timed by wall clock:
 
-1. clean build: ``make clean``, then ``make book`` (every chapter executed);
+1. clean build: ``make clean``, then ``make book`` (every study trained into an empty run cache
+   of its own, ``$CURVLAB_CACHE`` in a temporary folder, and every chapter executed);
 2. no change: ``make book`` again (Make finds nothing to do);
 3. one chapter: a comment-only code cell is appended to ``--chapter`` (its code changes, so
    jupyter-cache misses for it and only it), ``make book``; the chapter's own execution time is
    read from the execution cache for comparison. The chapter is then restored byte for byte and
    the book rebuilt (timed too: it is served from the cache);
-4. under load (``--load N``, N > 0): ``make clean``, then ``make book`` while N CPU-bound
+4. under load (``--load N``, N > 0): ``make clean``, then ``make book`` (again from an empty run
+   cache of its own) while N CPU-bound
    processes (``while True: pass``) run beside it, as other builds on a shared machine would.
    Whether that build passed is recorded with its time (a failure does not stop the benchmark).
 
@@ -34,6 +36,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,17 +58,29 @@ class Steps:
     def command(self, target: str) -> list[str]:
         return ["make", "--no-print-directory", *self.options, target]
 
-    def make(self, target: str, step: str, check: bool = True) -> tuple[float, int]:
-        """Run ``make <target>``: (wall-clock seconds, exit status); raise if it fails and check."""
+    def make(
+        self, target: str, step: str, check: bool = True, run_cache: Path | None = None
+    ) -> tuple[float, int]:
+        """Run ``make <target>``: (wall-clock seconds, exit status); raise if it fails and check.
+        ``run_cache``: the studies' run cache for this step ($CURVLAB_CACHE), else the caller's."""
         command = self.command(target)
+        environment = dict(os.environ)
+        if run_cache is not None:
+            environment["CURVLAB_CACHE"] = str(run_cache)
         if self.dry_run:
-            print(f"[{step}] cd {shlex.quote(str(self.directory))} && {shlex.join(command)}")
+            prefix = f"CURVLAB_CACHE={shlex.quote(str(run_cache))} " if run_cache else ""
+            where = shlex.quote(str(self.directory))
+            print(f"[{step}] cd {where} && {prefix}{shlex.join(command)}")
             return 0.0, 0
         log = ARTIFACTS / f"bench-build-{step}.log"
         start = time.perf_counter()
         with log.open("w", encoding="utf-8") as output:
             result = subprocess.run(
-                command, cwd=self.directory, stdout=output, stderr=subprocess.STDOUT
+                command,
+                cwd=self.directory,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                env=environment,
             )
         seconds = time.perf_counter() - start
         if result.returncode and check:
@@ -133,6 +148,10 @@ def main(arguments: list[str] | None = None) -> int:
     if not options.only_load and not chapter.is_file():
         raise SystemExit(f"--chapter: no such chapter {options.chapter}")
     steps = Steps(directory, options.make_option, dry_run=options.dry_run)
+    # every clean build starts from an empty run cache of its own, so that it trains every
+    # study (a `make clean` alone keeps the studies' cached runs)
+    scratch = Path(tempfile.gettempdir() if options.dry_run else tempfile.mkdtemp(prefix="bench-"))
+    fresh_cache = {"clean": scratch / "clean", "load": scratch / "under-load"}
     if not options.dry_run:
         ARTIFACTS.mkdir(exist_ok=True)
     results: dict[str, object] = {
@@ -143,28 +162,33 @@ def main(arguments: list[str] | None = None) -> int:
     if not options.only_load:
         if not options.skip_clean:
             steps.make("clean", "clean")
-            results["clean_build_s"] = steps.make("book", "clean-build")[0]
+            results["clean_build_s"] = steps.make(
+                "book", "clean-build", run_cache=fresh_cache["clean"]
+            )[0]
         else:
             steps.make("book", "warm-up")
-        results["no_change_s"] = steps.make("book", "no-change")[0]
+        warm = None if options.skip_clean else fresh_cache["clean"]
+        results["no_change_s"] = steps.make("book", "no-change", run_cache=warm)[0]
         original = chapter.read_bytes()
         try:
             if not options.dry_run:
                 chapter.write_bytes(original + EDIT.encode())
-            results["one_chapter_s"] = steps.make("book", "one-chapter")[0]
+            results["one_chapter_s"] = steps.make("book", "one-chapter", run_cache=warm)[0]
             times = [] if options.dry_run else executions(chapter, directory)
             results["chapter_execution_s"] = times[-1] if times else None
         finally:
             if not options.dry_run:
                 chapter.write_bytes(original)
-        results["after_restoring_the_chapter_s"] = steps.make("book", "restore")[0]
+        results["after_restoring_the_chapter_s"] = steps.make("book", "restore", run_cache=warm)[0]
     if options.load:
         steps.make("clean", "clean-before-load")
         if options.dry_run:
             print(f"[under-load] {options.load} busy processes: {sys.executable} -c {BUSY!r}")
         with busy_processes(0 if options.dry_run else options.load):
             results["load_average_before_the_loaded_build"] = os.getloadavg()[0]
-            seconds, status = steps.make("book", "under-load", check=False)
+            seconds, status = steps.make(
+                "book", "under-load", check=False, run_cache=fresh_cache["load"]
+            )
         results["load_processes"] = options.load
         results["clean_build_under_load_s"] = seconds
         results["clean_build_under_load_passed"] = status == 0

@@ -385,17 +385,18 @@ def analyse(
     return result
 
 
-def quadrature_convergence(runs: Sequence[dict], estimator) -> dict:
+def quadrature_convergence(
+    runs: Sequence[dict], *, grid: int, grid_check: int, threshold: float
+) -> dict:
     """How far each run's ∫|K| dA moves when its grid is doubled, on the runs that carry both
-    (``curvature_total_abs`` at the estimator's grid, ``curvature_total_abs_fine`` at twice
-    it): per run |log(I_P / I_2P)|; its median over all such runs and per model, the 90th
-    percentile, the count, and whether the median is below the estimator's
-    ``convergence_threshold`` (the plan's criterion).
+    (``curvature_total_abs`` at ``grid`` points per axis, ``curvature_total_abs_fine`` at
+    ``grid_check``): per run |log(I_P / I_2P)|; its median over all such runs and per model,
+    the 90th percentile, the count, and whether the median is below ``threshold`` (the plan's
+    criterion).
 
-    >>> from curvlab.analysis.plan import PLAN
     >>> runs = [{"model": "ungated", "curvature_total_abs": 1.0, "curvature_total_abs_fine": f}
     ...         for f in (1.01, 1.02, 0.5)]
-    >>> q = quadrature_convergence(runs, PLAN.curvature)
+    >>> q = quadrature_convergence(runs, grid=64, grid_check=128, threshold=0.05)
     >>> q["n_runs"], round(q["median_log_ratio"], 4), q["converged"]
     (3, 0.0198, True)
     """
@@ -414,13 +415,12 @@ def quadrature_convergence(runs: Sequence[dict], estimator) -> dict:
         by_model[model] = float(np.median([v for m, v in pairs if m == model]))
     median = float(np.median(ratios))
     return {
-        "grid": estimator.grid,
-        "grid_check": 2 * estimator.grid,
-        "radius": estimator.radius,
+        "grid": grid,
+        "grid_check": grid_check,
         "n_runs": len(pairs),
         "median_log_ratio": median,
         "p90_log_ratio": float(np.quantile(ratios, 0.9)),
         "median_by_model": by_model,
-        "threshold": estimator.convergence_threshold,
-        "converged": median < estimator.convergence_threshold,
+        "threshold": threshold,
+        "converged": median < threshold,
     }

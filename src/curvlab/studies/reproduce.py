@@ -255,7 +255,12 @@ def reproduce(
             "seeds": settings["seeds"],
             "follows_plan": count is None and not protocol_overrides and scale == "small",
             "overrides": protocol_overrides,
-            "quadrature": quadrature_convergence(primary, plan.curvature),
+            "quadrature": quadrature_convergence(
+                primary,
+                grid=settings["grid"],
+                grid_check=settings["grid_check"],
+                threshold=plan.curvature.convergence_threshold,
+            ),
             "runs": len(primary),
             "unconverged_runs": sum(not r["converged"] for r in primary),
             "unconverged_after_ladder": sum(not r["converged"] for r in ladder),
