@@ -111,7 +111,10 @@ def test_reproduce_subcommand_writes_runs_and_claims(tmp_path, monkeypatch):
     geometric[0] |= {"n_checks": 1, "verdict": "reproduced"}
     monkeypatch.setattr(reproduce_module, "geometric_claims", lambda **options: geometric)
     out = tmp_path / "out"
-    arguments = "reproduce --scale small --seeds 3 --epochs 3 --tasks xor,blobs --device cpu"
+    arguments = (
+        "reproduce --scale small --seeds 3 --epochs 3 --tasks xor,blobs --device cpu "
+        "--confirmatory-seeds 3"
+    )
     status = main(
         [
             *arguments.split(),
@@ -125,8 +128,12 @@ def test_reproduce_subcommand_writes_runs_and_claims(tmp_path, monkeypatch):
     assert status == 0
     with (out / "runs.csv").open() as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 2 * 3 * len(VARIANTS)
+    studies = [(r["study"], r["rule"]) for r in rows]
+    assert studies.count(("exploratory", "ladder")) == 2 * 3 * len(VARIANTS)
+    assert studies.count(("confirmatory", "fixed_budget")) == 2 * 3 * len(VARIANTS)
     assert (out / "claims.json").is_file() and (out / "task_effects.png").is_file()
-    claims = json.loads((out / "claims.json").read_text())
-    assert claims[0] == geometric[0] and {"E1-sheet", "E3"} <= {c["claim"] for c in claims}
-    assert StudyResult.read(out).claims == tuple(claims)
+    document = json.loads((out / "claims.json").read_text())
+    assert document["geometric"] == geometric and len(document["plan_sha256"]) == 64
+    named = {(c["claim"], c["study"]) for c in document["claims"]}
+    assert {("E1-sheet", "exploratory"), ("E3", "confirmatory")} <= named
+    assert StudyResult.read(out).claims_document() == document

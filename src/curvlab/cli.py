@@ -109,6 +109,13 @@ class _Reproduce(_Study):
             "twice its budget, up to the protocol's number of doublings)",
         )
         parser.add_argument("--tasks", type=_task_list, default=None, help="comma-separated")
+        parser.add_argument(
+            "--confirmatory-seeds",
+            type=int,
+            default=None,
+            help="the confirmatory study on the plan's first N fresh seeds (N >= 3; 0: none; "
+            "default: all of the plan's)",
+        )
 
     def run(self, args):
         from curvlab.studies.reproduce import reproduce
@@ -118,7 +125,15 @@ class _Reproduce(_Study):
             overrides["epochs"] = args.epochs
         if args.tasks is not None:
             overrides["tasks"] = args.tasks
-        result = reproduce(args.scale, seeds=args.seeds, **self._options(args), **overrides)
+        count = args.confirmatory_seeds
+        confirmatory = True if count is None else (False if count == 0 else count)
+        result = reproduce(
+            args.scale,
+            seeds=args.seeds,
+            confirmatory=confirmatory,
+            **self._options(args),
+            **overrides,
+        )
         for claim in result.claims:
             if "checks" in claim:
                 evidence = f"{claim['passed']} of {claim['n_checks']} checks"
