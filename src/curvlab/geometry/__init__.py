@@ -6,6 +6,8 @@
   metric, second fundamental form, Riemann tensor, sectional, scalar and Gaussian curvature;
 - :mod:`~curvlab.geometry.finite_differences`  the cheap proxy: curvature from differences;
 - :mod:`~curvlab.geometry.quadrature`  the midpoint rule on a patch;
+- :mod:`~curvlab.geometry.adaptive`  integrals of K by a quadtree midpoint rule refined to a
+  relative tolerance, for |K| with peaks narrower than a grid cell;
 - :mod:`~curvlab.geometry.measures`  scale-free summaries of sheets and curves;
 - :mod:`~curvlab.geometry.surfaces`  closed-form test surfaces with their exact K.
 
