@@ -589,3 +589,58 @@ def test_a_metric_of_undecided_sign_gets_the_curvature_of_its_levi_civita_connec
     lorentzian = sp.diag(1, -2 * sp.sin(theta) ** 2)
     with pytest.raises(ValueError, match="positive definite"):
         gaussian_curvature(lorentzian, [theta, y])  # a decided sign is refused
+
+
+# ---------------------------------------------------------------------------------------------
+# parameters declared, not guessed: a metric constant in the chart but written in symbols
+
+
+def test_the_cylinder_of_radius_r_is_flat_with_its_radius_declared_a_parameter():
+    u, v = sp.symbols("u v", real=True)
+    r = sp.Symbol("r", positive=True)
+    cylinder = sp.diag(r**2, 1)
+    assert gaussian_curvature(cylinder, [u, v], parameters=(r,)) == 0
+    assert scalar_curvature(cylinder, [u, v], parameters=(r,)) == 0
+    assert christoffel(cylinder, [u, v], parameters=[r]) == sp.MutableDenseNDimArray.zeros(2, 2, 2)
+    assert riemann(cylinder, [u, v], parameters=r) == sp.MutableDenseNDimArray.zeros(2, 2, 2, 2)
+    assert ricci(cylinder, [u, v], parameters=(r,)) == sp.zeros(2)
+    assert sectional_curvature(cylinder, [u, v], [1, 0], [0, 1], parameters=(r,)) == 0
+    assert brioschi(r**2, 0, 1, u, v, parameters=(r,)) == 0
+    # the same parameters beside coordinates change nothing: the sphere of radius r
+    theta, phi = sp.symbols("theta phi", positive=True)
+    sphere = sp.diag(r**2, r**2 * sp.sin(theta) ** 2)
+    assert gaussian_curvature(sphere, [theta, phi], parameters=(r,)) == 1 / r**2
+
+
+def test_an_undeclared_parameter_is_refused_with_a_message_naming_the_keyword():
+    u, v = sp.symbols("u v", real=True)
+    r = sp.Symbol("r", positive=True)
+    for function in (christoffel, riemann, ricci, scalar_curvature, gaussian_curvature):
+        with pytest.raises(ValueError, match=r"mentions none of the coordinates.*parameters="):
+            function(sp.diag(r**2, 1), [u, v])
+    with pytest.raises(ValueError, match=r"parameters=\(r,\)"):
+        brioschi(r**2, 0, 1, u, v)
+
+
+def test_declaring_one_parameter_does_not_admit_a_metric_in_another_chart():
+    t1, t2 = sp.symbols("t1 t2", positive=True)  # the rational chart
+    x1, x2 = sp.symbols("x1 x2", real=True)  # the exponential chart of the same slice
+    curved = pullback_metric(sp.Matrix([t1, t2, t1 * t2]), [t1, t2])
+    with pytest.raises(ValueError, match=r"mentions none of the coordinates \(x1, x2\).* t2"):
+        gaussian_curvature(curved, [x1, x2], parameters=(t1,))
+    with pytest.raises(ValueError, match="E, F, G: mentions none"):
+        brioschi(curved[0, 0], curved[0, 1], curved[1, 1], x1, x2, parameters=(t1,))
+
+
+def test_a_declared_parameter_that_is_a_coordinate_is_refused():
+    u, v = sp.symbols("u v", real=True)
+    r = sp.Symbol("r", positive=True)
+    with pytest.raises(ValueError, match=r"parameters: u is one of the coordinates \(u, v\)"):
+        gaussian_curvature(sp.diag(r**2, 1), [u, v], parameters=(r, u))
+    # a symbol with a coordinate's name but other assumptions is refused too
+    with pytest.raises(ValueError, match="parameters: v has the name of one of the coordinates"):
+        gaussian_curvature(sp.diag(r**2, 1), [u, v], parameters=(r, sp.Symbol("v")))
+    with pytest.raises(ValueError, match="parameters: u is one of the coordinates"):
+        brioschi(r**2, 0, 1, u, v, parameters=(u,))
+    with pytest.raises(TypeError, match="parameters: every parameter must be a SymPy Symbol"):
+        gaussian_curvature(sp.diag(r**2, 1), [u, v], parameters=(r, 2))

@@ -12,7 +12,8 @@ The helpers behind them, each a module named for what it does: :mod:`.arithmetic
 arithmetic: a rational function field with a derivation), :mod:`.linear_algebra`
 (fraction-free determinants, adjugates, inverses), :mod:`.simplification` (exact
 cancellation modulo sin² + cos² = 1), :mod:`.validation` (every refusal: shapes, symmetry,
-singular or provably indefinite metrics, symbols that share a coordinate's name).
+singular or provably indefinite metrics, symbols that share a coordinate's name, a metric in
+symbols other than the coordinates unless they are declared with ``parameters=``).
 Layering inside the package: simplification < linear_algebra < validation, arithmetic <
 geometry, fisher < attention.
 """

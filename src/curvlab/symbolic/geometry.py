@@ -27,7 +27,9 @@ positive definite (a diagonal entry or leading minor SymPy proves ≤ 0: diag(�
 diag(−1, −v²) with v real), or that mentions a symbol with a coordinate's name that is not
 that coordinate (``Symbol("theta")`` against ``Symbol("theta", positive=True)``: to SymPy a
 constant, and K would silently be 0), or that contains symbols but none of the coordinates
-(written in another chart: again K would silently be 0).  ``pullback_metric`` also refuses an
+(written in another chart: again K would silently be 0) unless every one of them is declared
+in ``parameters=`` (constants of the chart: the cylinder's radius r in diag(r², 1)); a
+declared parameter that is a coordinate is refused.  ``pullback_metric`` also refuses an
 embedding whose Jacobian vanishes identically and a ``cov`` that depends on the coordinates.
 
 Where SymPy cannot decide a sign (a symbol without assumptions, as ``c`` in
@@ -57,6 +59,7 @@ from curvlab.symbolic.validation import (
     as_cov,
     as_matrix,
     as_metric,
+    as_parameters,
     as_vector,
     check_coordinate_names,
     check_mentions_coordinates,
@@ -130,7 +133,7 @@ def pullback_metric(embedding, coords, cov=None) -> sp.Matrix:
     return g
 
 
-def christoffel(metric, coords) -> sp.Array:
+def christoffel(metric, coords, parameters=None) -> sp.Array:
     """Christoffel symbols of the second kind, ``result[a, b, c] = Γᵃ_bc``, shape (k, k, k).
 
     Γᵃ_bc = ½ gᵃᵈ (∂_b g_dc + ∂_c g_db − ∂_d g_bc): the Levi-Civita connection of ``metric``
@@ -139,6 +142,8 @@ def christoffel(metric, coords) -> sp.Array:
 
     Refuses (ValueError) what :func:`~curvlab.symbolic.validation.as_metric` refuses; where
     SymPy cannot decide the metric's sign, the result assumes it positive definite.
+    ``parameters`` (Symbols, none a coordinate) declares the constants of the chart, so that
+    a metric written in them alone is accepted as constant (see :func:`gaussian_curvature`).
 
     >>> import sympy as sp
     >>> theta, phi = sp.symbols("theta phi", real=True)
@@ -146,11 +151,11 @@ def christoffel(metric, coords) -> sp.Array:
     >>> gamma[0, 1, 1], gamma[1, 0, 1]
     (-sin(theta)*cos(theta), cos(theta)/sin(theta))
     """
-    geometry = _Chain(metric, coords)
+    geometry = _Chain(metric, coords, parameters=parameters)
     return geometry.array(geometry.gamma)
 
 
-def riemann(metric, coords) -> sp.Array:
+def riemann(metric, coords, parameters=None) -> sp.Array:
     """The Riemann tensor ``result[a, b, c, d] = Rᵃ_bcd``, shape (k, k, k, k).
 
     Rᵃ_bcd = ∂_c Γᵃ_db − ∂_d Γᵃ_cb + Γᵃ_ce Γᵉ_db − Γᵃ_de Γᵉ_cb, that is
@@ -159,17 +164,19 @@ def riemann(metric, coords) -> sp.Array:
 
     Refuses (ValueError) what :func:`~curvlab.symbolic.validation.as_metric` refuses; where
     SymPy cannot decide the metric's sign, the result assumes it positive definite.
+    ``parameters`` (Symbols, none a coordinate) declares the constants of the chart, so that
+    a metric written in them alone is accepted as constant (see :func:`gaussian_curvature`).
 
     >>> import sympy as sp
     >>> theta, phi = sp.symbols("theta phi", real=True)
     >>> riemann(sp.diag(1, sp.sin(theta) ** 2), [theta, phi])[0, 1, 0, 1]
     sin(theta)**2
     """
-    geometry = _Chain(metric, coords)
+    geometry = _Chain(metric, coords, parameters=parameters)
     return geometry.array(geometry.riemann)
 
 
-def covariant_riemann(metric, coords) -> sp.Array:
+def covariant_riemann(metric, coords, parameters=None) -> sp.Array:
     """The covariant Riemann tensor R_abcd = g_ae Rᵉ_bcd = ⟨R(∂_c, ∂_d)∂_b, ∂_a⟩.
 
     Antisymmetric in (a, b) and in (c, d); R_abcd = R_cdab.  In two dimensions R_0101 = K det g.
@@ -177,23 +184,27 @@ def covariant_riemann(metric, coords) -> sp.Array:
 
     Refuses (ValueError) what :func:`~curvlab.symbolic.validation.as_metric` refuses; where
     SymPy cannot decide the metric's sign, the result assumes it positive definite.
+    ``parameters`` (Symbols, none a coordinate) declares the constants of the chart, so that
+    a metric written in them alone is accepted as constant (see :func:`gaussian_curvature`).
 
     >>> import sympy as sp
     >>> theta, phi, r = sp.symbols("theta phi r", positive=True)
     >>> covariant_riemann(sp.diag(r**2, r**2 * sp.sin(theta) ** 2), [theta, phi])[0, 1, 0, 1]
     r**2*sin(theta)**2
     """
-    geometry = _Chain(metric, coords)
+    geometry = _Chain(metric, coords, parameters=parameters)
     return geometry.array(geometry.covariant_riemann())
 
 
-def ricci(metric, coords) -> sp.Matrix:
+def ricci(metric, coords, parameters=None) -> sp.Matrix:
     """The Ricci tensor Ric_bd = Rᵃ_bad (contraction of the upper index with the third), k×k.
 
     For the round sphere of radius r in dimension k, Ric = (k − 1)/r² · g.
 
     Refuses (ValueError) what :func:`~curvlab.symbolic.validation.as_metric` refuses; where
     SymPy cannot decide the metric's sign, the result assumes it positive definite.
+    ``parameters`` (Symbols, none a coordinate) declares the constants of the chart, so that
+    a metric written in them alone is accepted as constant (see :func:`gaussian_curvature`).
 
     >>> import sympy as sp
     >>> theta, phi = sp.symbols("theta phi", real=True)
@@ -202,15 +213,17 @@ def ricci(metric, coords) -> sp.Matrix:
     [1,             0],
     [0, sin(theta)**2]])
     """
-    geometry = _Chain(metric, coords)
+    geometry = _Chain(metric, coords, parameters=parameters)
     return sp.Matrix(_map_nested(geometry.ricci(), geometry.expr))
 
 
-def scalar_curvature(metric, coords) -> sp.Expr:
+def scalar_curvature(metric, coords, parameters=None) -> sp.Expr:
     """The scalar curvature R = gᵇᵈ Ric_bd; k(k − 1)/r² on a round k-sphere of radius r.
 
     Refuses (ValueError) what :func:`~curvlab.symbolic.validation.as_metric` refuses; where
     SymPy cannot decide the metric's sign, the result assumes it positive definite.
+    ``parameters`` (Symbols, none a coordinate) declares the constants of the chart, so that
+    a metric written in them alone is accepted as constant (see :func:`gaussian_curvature`).
 
     >>> import sympy as sp
     >>> chi, theta, phi, r = sp.symbols("chi theta phi r", positive=True)
@@ -218,11 +231,11 @@ def scalar_curvature(metric, coords) -> sp.Expr:
     >>> scalar_curvature(g, [chi, theta, phi])
     6/r**2
     """
-    geometry = _Chain(metric, coords)
+    geometry = _Chain(metric, coords, parameters=parameters)
     return tidy(geometry.expr(geometry.scalar()), canceled=True)
 
 
-def gaussian_curvature(metric, coords) -> sp.Expr:
+def gaussian_curvature(metric, coords, parameters=None) -> sp.Expr:
     """Gaussian curvature K = R_0101 / det g (= R / 2, = the Brioschi formula) of a 2×2 metric.
 
     R_0101 = g_0e Rᵉ_101 comes from the Christoffel symbols, which stay small where the metric's
@@ -231,11 +244,20 @@ def gaussian_curvature(metric, coords) -> sp.Expr:
 
     Refuses (ValueError) what :func:`~curvlab.symbolic.validation.as_metric` refuses; where
     SymPy cannot decide the metric's sign, the result assumes it positive definite.
+    ``parameters`` (Symbols, none a coordinate) declares the constants of the chart, so that
+    a metric written in them alone is accepted as constant (see :func:`gaussian_curvature`).
 
     >>> import sympy as sp
     >>> mu, sigma = sp.Symbol("mu", real=True), sp.Symbol("sigma", positive=True)
     >>> gaussian_curvature(sp.diag(1 / sigma**2, 2 / sigma**2), [mu, sigma])
     -1/2
+
+    A metric that mentions none of the coordinates is refused unless its symbols are declared
+    ``parameters``: the cylinder of radius r, diag(r², 1) in (u, v), is flat.
+
+    >>> u, v, r = sp.symbols("u v r", positive=True)
+    >>> gaussian_curvature(sp.diag(r**2, 1), [u, v], parameters=(r,))
+    0
     """
     g = as_matrix(metric, "metric")
     if g.shape != (2, 2):
@@ -243,7 +265,7 @@ def gaussian_curvature(metric, coords) -> sp.Expr:
             f"metric: gaussian_curvature needs a 2x2 metric (a surface), got shape {g.shape}; "
             "use scalar_curvature or sectional_curvature in higher dimensions"
         )
-    geometry = _Chain(g, coords)
+    geometry = _Chain(g, coords, parameters=parameters)
     A, metric, R = geometry.A, geometry.g, geometry.riemann
     lowered = A.normal(metric[0][0] * R[0][1][0][1] + metric[0][1] * R[1][1][0][1])
     return tidy(
@@ -252,7 +274,7 @@ def gaussian_curvature(metric, coords) -> sp.Expr:
     )
 
 
-def sectional_curvature(metric, coords, X, Y) -> sp.Expr:
+def sectional_curvature(metric, coords, X, Y, parameters=None) -> sp.Expr:
     """Sectional curvature of the plane spanned by the tangent vectors X and Y.
 
     K(X, Y) = R_abcd Xᵃ Yᵇ Xᶜ Yᵈ / (|X|²|Y|² − ⟨X, Y⟩²) = ⟨R(X, Y)Y, X⟩ / |X ∧ Y|², with
@@ -262,6 +284,8 @@ def sectional_curvature(metric, coords, X, Y) -> sp.Expr:
 
     Refuses (ValueError) what :func:`~curvlab.symbolic.validation.as_metric` refuses; where
     SymPy cannot decide the metric's sign, the result assumes it positive definite.
+    ``parameters`` (Symbols, none a coordinate) declares the constants of the chart, so that
+    a metric written in them alone is accepted as constant (see :func:`gaussian_curvature`).
 
     >>> import sympy as sp
     >>> chi, theta, phi, r = sp.symbols("chi theta phi r", positive=True)
@@ -273,7 +297,7 @@ def sectional_curvature(metric, coords, X, Y) -> sp.Expr:
     x = as_vector(X, k, "X")
     y = as_vector(Y, k, "Y")
     check_coordinate_names([*x, *y], as_coords(coords), "X, Y")
-    geometry = _Chain(metric, coords, extra=[*x, *y])
+    geometry = _Chain(metric, coords, extra=[*x, *y], parameters=parameters)
     A, g, table = geometry.A, geometry.g, geometry.riemann
     x = [A.lift(e) for e in x]
     y = [A.lift(e) for e in y]
@@ -302,7 +326,7 @@ def sectional_curvature(metric, coords, X, Y) -> sp.Expr:
     return tidy(geometry.expr(A.normal(numerator / area_squared)), canceled=True)
 
 
-def brioschi(E, F, G, u, v) -> sp.Expr:
+def brioschi(E, F, G, u, v, parameters=None) -> sp.Expr:
     """Gaussian curvature from the first fundamental form E du² + 2F du dv + G dv² (Brioschi).
 
     K = (det M₁ − det M₂) / (EG − F²)², with
@@ -315,7 +339,8 @@ def brioschi(E, F, G, u, v) -> sp.Expr:
               [G_u/2, F,     G    ]]
 
     Only E, F, G and their first and second derivatives appear, no square roots: the
-    Theorema Egregium in one formula.  The result is canceled.
+    Theorema Egregium in one formula.  The result is canceled.  ``parameters`` declares the
+    constants of the chart, as in :func:`gaussian_curvature`.
 
     >>> import sympy as sp
     >>> x, y = sp.symbols("x y", real=True)
@@ -325,7 +350,8 @@ def brioschi(E, F, G, u, v) -> sp.Expr:
     u, v = as_coords([u, v], "u, v")
     E, F, G = (sp.sympify(e) for e in (E, F, G))
     check_coordinate_names([E, F, G], (u, v), "E, F, G")
-    check_mentions_coordinates([E, F, G], (u, v), "E, F, G")
+    parameters = as_parameters(parameters, (u, v))
+    check_mentions_coordinates([E, F, G], (u, v), "E, F, G", parameters)
     A = RationalFunctionArithmetic.build([E, F, G], (u, v))
     return simplify(A.to_expr(_brioschi(A, A.lift(E), A.lift(F), A.lift(G))))
 
@@ -360,8 +386,8 @@ def _brioschi(A, E, F, G):
 class _Chain:
     """The curvature chain of one metric, computed on demand in the field arithmetic."""
 
-    def __init__(self, metric, coords, extra=()):
-        self.g_expr, self.coords = as_metric(metric, coords)
+    def __init__(self, metric, coords, extra=(), parameters=None):
+        self.g_expr, self.coords = as_metric(metric, coords, parameters)
         self.k = len(self.coords)
         self.A = RationalFunctionArithmetic.build([*self.g_expr, *extra], self.coords)
         k, A = self.k, self.A

@@ -5,8 +5,10 @@ What is here::
     as_coords(coords)             distinct SymPy Symbols
     as_matrix, as_column, as_vector   matrices, embeddings (d×1) and tangent vectors
     as_metric(metric, coords)     a metric the chain can trust (see its docstring)
+    as_parameters(parameters, coords)   declared parameters: Symbols, none a coordinate
     check_coordinate_names        a symbol named like a coordinate must be that coordinate
-    check_mentions_coordinates    symbols, but none of the coordinates: another chart
+    check_mentions_coordinates    symbols, but none of the coordinates nor declared
+                                  parameters: another chart
     check_not_provably_indefinite no diagonal entry or leading minor provably ≤ 0
     as_cov, check_symmetric_positive_definite   the fixed covariance Σ of a Gaussian
 
@@ -30,6 +32,7 @@ __all__ = [
     "as_cov",
     "as_matrix",
     "as_metric",
+    "as_parameters",
     "as_vector",
     "check_coordinate_names",
     "check_mentions_coordinates",
@@ -77,25 +80,71 @@ def as_matrix(value, name: str) -> sp.Matrix:
     raise TypeError(f"{name}: expected a SymPy Matrix, got {type(value).__name__}")
 
 
-def as_metric(metric, coords) -> tuple[sp.Matrix, tuple[sp.Symbol, ...]]:
+def as_parameters(parameters, coords) -> tuple[sp.Symbol, ...]:
+    """Declared parameters as a tuple of distinct SymPy Symbols, none of them a coordinate.
+
+    ``None`` or an empty sequence declares none.  A parameter that is a coordinate, or has a
+    coordinate's name, is refused (ValueError): it cannot be both constant and a coordinate.
+
+    >>> import sympy as sp
+    >>> u, v, r = sp.symbols("u v r", positive=True)
+    >>> as_parameters((r,), (u, v))
+    (r,)
+    >>> as_parameters((r, u), (u, v))
+    Traceback (most recent call last):
+    ...
+    ValueError: parameters: u is one of the coordinates (u, v); a parameter is a constant \
+of the chart, not a coordinate
+    """
+    if parameters is None:
+        return ()
+    if isinstance(parameters, sp.Symbol):
+        parameters = (parameters,)
+    if isinstance(parameters, sp.MatrixBase):
+        parameters = list(parameters)
+    if not isinstance(parameters, Sequence) or isinstance(parameters, str):
+        raise TypeError(
+            f"parameters: expected a sequence of SymPy Symbols, got {type(parameters).__name__}"
+        )
+    parameters = tuple(parameters)
+    for p in parameters:
+        if not isinstance(p, sp.Symbol):
+            raise TypeError(f"parameters: every parameter must be a SymPy Symbol, got {p!r}")
+    if len(set(parameters)) != len(parameters):
+        raise ValueError(f"parameters: parameters must be distinct, got {parameters}")
+    names = {c.name for c in coords}
+    chart = ", ".join(str(c) for c in coords)
+    for p in parameters:
+        if p in coords or p.name in names:
+            what = "is one of" if p in coords else "has the name of one of"
+            raise ValueError(
+                f"parameters: {p} {what} the coordinates ({chart}); a parameter is a "
+                "constant of the chart, not a coordinate"
+            )
+    return parameters
+
+
+def as_metric(metric, coords, parameters=None) -> tuple[sp.Matrix, tuple[sp.Symbol, ...]]:
     """Validate a metric and its coordinates, or raise ValueError / TypeError saying why.
 
     Square, sizes agree with ``coords``, symmetric, no symbol that shares a coordinate's name
     without being it (:func:`check_coordinate_names`), not written in other symbols only
-    (:func:`check_mentions_coordinates`), not provably indefinite or negative
-    (:func:`check_not_provably_indefinite`), determinant not identically zero.
+    unless all of them are declared ``parameters`` (:func:`check_mentions_coordinates`), not
+    provably indefinite or negative (:func:`check_not_provably_indefinite`), determinant not
+    identically zero.  ``parameters`` go through :func:`as_parameters`.
     """
     g = as_matrix(metric, "metric")
     rows, cols = g.shape
     if rows != cols:
         raise ValueError(f"metric: expected a square matrix, got shape {g.shape}")
     coords = as_coords(coords)
+    parameters = as_parameters(parameters, coords)
     if len(coords) != rows:
         raise ValueError(
             f"coords: a {rows}x{rows} metric needs {rows} coordinates, got {len(coords)}"
         )
     check_coordinate_names(g, coords, "metric")
-    check_mentions_coordinates(g, coords, "metric")
+    check_mentions_coordinates(g, coords, "metric", parameters)
     for i in range(rows):
         for j in range(i + 1, rows):
             if not is_zero(g[i, j] - g[j, i]):
@@ -137,17 +186,18 @@ write both with the same Symbol
                 )
 
 
-def check_mentions_coordinates(exprs, coords, name: str) -> None:
-    """Refuse expressions that contain symbols but none of the coordinates.
+def check_mentions_coordinates(exprs, coords, name: str, parameters=()) -> None:
+    """Refuse expressions that contain symbols but none of the coordinates, unless declared.
 
     Such a metric (or embedding) is constant to SymPy in ``coords``: its curvature would come
     out 0 however curved it is in the chart it was written in, as when the rational chart
     ``t1, t2`` and the exponential chart ``x1, x2`` of one family sit side by side and the
     metric of one is passed with the coordinates of the other.  Expressions free of symbols
-    (numbers) are accepted: a numeric constant metric is flat, rightly.  A metric constant in
-    the chart but with symbolic parameters is refused too, since SymPy cannot tell a parameter
-    from a coordinate of another chart; its curvature is 0 without computation (all its
-    Christoffel symbols vanish), or substitute numbers for the parameters.
+    (numbers) are accepted: a numeric constant metric is flat, rightly.  So are expressions
+    whose every symbol is one of the declared ``parameters`` (the radius ``r`` of a cylinder,
+    diag(r², 1)): the caller has said they are constants of the chart, and such a metric is
+    flat.  An undeclared symbol is refused, since SymPy cannot tell a parameter from a
+    coordinate of another chart; the message names the keyword ``parameters``.
 
     >>> import sympy as sp
     >>> t1, t2, x1, x2 = sp.symbols("t1 t2 x1 x2", positive=True)
@@ -156,19 +206,21 @@ def check_mentions_coordinates(exprs, coords, name: str) -> None:
     ...
     ValueError: metric: mentions none of the coordinates (x1, x2) but depends on t1, t2: to \
 SymPy it is constant in (x1, x2) and its curvature would be 0; write it in the coordinates \
-passed (is it in another chart?); if it is truly constant in them, it is flat: all its \
-Christoffel symbols vanish
+passed (is it in another chart?) or, if they are constants of the chart, declare them: \
+parameters=(t1, t2)
+    >>> check_mentions_coordinates([1 + t1**2, t1 * t2], [x1, x2], "metric", (t1, t2))
     """
     items = exprs if isinstance(exprs, sp.MatrixBase) else list(exprs)
     symbols = set().union(*(sp.sympify(expr).free_symbols for expr in items))
-    if symbols and not symbols & set(coords):
-        names = ", ".join(sorted(str(symbol) for symbol in symbols))
+    undeclared = symbols - set(parameters)
+    if undeclared and not symbols & set(coords):
+        names = ", ".join(sorted(str(symbol) for symbol in undeclared))
         chart = ", ".join(str(c) for c in coords)
         raise ValueError(
             f"{name}: mentions none of the coordinates ({chart}) but depends on {names}: to "
             f"SymPy it is constant in ({chart}) and its curvature would be 0; write it in the "
-            "coordinates passed (is it in another chart?); if it is truly constant in them, it "
-            "is flat: all its Christoffel symbols vanish"
+            "coordinates passed (is it in another chart?) or, if they are constants of the "
+            f"chart, declare them: parameters=({names}{',' if len(undeclared) == 1 else ''})"
         )
 
 
