@@ -671,7 +671,8 @@ def test_markdown_tables_of_cells_render_as_tables(site):
 
 # ---------------------------------------------------------------------------------------------
 # What the pages promise: every sentence of the landing page, the instructors' page, the footer
-# and the README about explorers, widgets, animations and buttons is true of this build
+# and the README and BUILDING.md about explorers, widgets, animations and buttons is true of this
+# build
 
 EXPLORER = "curvlab-explorer"
 PROMISE_PAGES = ("book/instructors.html",)
@@ -801,11 +802,12 @@ def test_explorers_swap_their_frames_without_a_kernel(site, base_url, browser):
 
 
 def test_sources_promise_no_button_the_configuration_hides():
-    """README.md and the pages' sources: launch buttons only where repository.url says so."""
+    """README.md, BUILDING.md and the pages' sources: launch buttons only where repository.url
+    says so."""
     if _repository_url():
         pytest.skip("repository.url is set: the site shows its launch button")
     broken = {}
-    for name in ("README.md", "book/intro.md", "book/instructors.md"):
+    for name in ("README.md", "BUILDING.md", "book/intro.md", "book/instructors.md"):
         text = (REPOSITORY / name).read_text(encoding="utf-8")
         text = re.sub(r"```.*?```", "", text, flags=re.S)  # code (and code cells) aside
         for paragraph in re.split(r"\n\s*\n", text):

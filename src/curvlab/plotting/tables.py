@@ -8,7 +8,8 @@ the chapters themselves, beside those numbers:
 - claims (``claims.json``, :func:`curvlab.analysis.empirical.claims`): :func:`claims_table`
   (geometric and empirical claims, one row each, by :func:`geometric_row` and
   :func:`empirical_row`), and the empirical claims of both studies side by side,
-  :func:`two_studies_table`;
+  :func:`two_studies_table`; one study's verdicts on chosen claims, each beside the chapter
+  that decides it, :func:`study_verdicts_table`;
 - the pilot (:func:`curvlab.studies.pilot.pilot`): :func:`pilot_table`;
 - the sweep (:func:`curvlab.studies.sweep.sweep`): :func:`sweep_table`;
 - the measures' own checks (:mod:`curvlab.studies.measure_checks`):
@@ -24,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from curvlab.analysis.claims import GEOMETRIC_VERDICTS
+from curvlab.analysis.schema import STUDIES
 
 __all__ = [
     "claims_table",
@@ -32,6 +34,7 @@ __all__ = [
     "measure_checks_table",
     "pilot_table",
     "step_table",
+    "study_verdicts_table",
     "sweep_table",
     "two_studies_table",
 ]
@@ -249,3 +252,44 @@ def step_table(gaps: Mapping[str, Sequence[Mapping]]) -> str:
             cells.append(f"{r['median_gap']:.1e} | {r['max_gap']:.1e}")
         lines.append(f"| {row['h']:.0e} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+# --- one study's verdicts, each with its chapter ----------------------------------------------
+
+STUDY_VERDICTS_HEAD = (
+    "| claim | statement | effect [interval]; p → verdict | decided in |\n|---|---|---|---|"
+)
+
+
+def study_verdicts_table(
+    records: Iterable[Mapping], chapters: Mapping[str, str], *, study: str = "confirmatory"
+) -> str:
+    """The verdicts of ``study`` on the claims of ``chapters`` (claim → the document name of
+    the chapter that decides it, in the order of the rows): statement, effect and interval,
+    the p the verdict is judged on, the verdict, and a ``{doc}`` link to the chapter.
+
+    ``records``: the empirical records of ``claims.json`` (those of other studies are
+    skipped).  A claim of ``chapters`` without a record of ``study`` is a ``ValueError``:
+    the table never leaves a claim out.
+
+    >>> rows = [{"claim": "E2", "statement": "gated > ungated", "study": s, "effect": 0.05,
+    ...          "ci_low": 0.01, "ci_high": 0.09, "p": 0.01, "p_holm": 0.03,
+    ...          "verdict": "supported"} for s in ("exploratory", "confirmatory")]
+    >>> study_verdicts_table(rows, {"E2": "experiments/reproduction"}).splitlines()[2]
+    '| **E2** | gated > ungated | +0.050 [+0.010, +0.090]; p 0.03 → **supported** \
+| {doc}`experiments/reproduction` |'
+    """
+    if study not in STUDIES:
+        raise ValueError(f"study: expected one of {STUDIES}, got {study!r}")
+    if not isinstance(chapters, Mapping) or not chapters:
+        raise ValueError(f"chapters: expected a nonempty mapping claim → chapter, got {chapters!r}")
+    ours = {r["claim"]: r for r in records if r.get("study") == study}
+    missing = [claim for claim in chapters if claim not in ours]
+    if missing:
+        raise ValueError(f"records: no {study} record of {', '.join(missing)}")
+    rows = [
+        f"| **{claim}** | {_cell(ours[claim]['statement'])} | {_study_cell(ours[claim])} "
+        f"| {{doc}}`{chapter}` |"
+        for claim, chapter in chapters.items()
+    ]
+    return "\n".join([STUDY_VERDICTS_HEAD, *rows])
