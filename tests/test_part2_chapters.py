@@ -2,8 +2,10 @@
 assertion of which verdict comes out (by ``assert`` or by a check table's ``holds``)."""
 
 import importlib.util
+import io
 import re
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -50,9 +52,28 @@ def test_a_chapter_reports_its_checks_in_one_table(name):
     assert any(cell.strip().splitlines()[-1] == "checks" for cell in cells)
 
 
+def _lines(cell: str) -> int:
+    """The lines of ``cell``, a statement the formatter broke over several counted once."""
+    continued = 0
+    start = None
+    for token in tokenize.generate_tokens(io.StringIO(cell + "\n").readline):
+        if token.type in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+            continue
+        if start is None:
+            start = token.start[0]
+        if token.type == tokenize.NEWLINE:
+            continued += token.start[0] - start
+            start = None
+    return len(cell.splitlines()) - continued
+
+
+def test_a_statement_broken_over_lines_counts_once():
+    assert _lines("x = f(\n    1,\n    2,\n)\n# note\n\ny = 1") == 4
+
+
 @pytest.mark.parametrize("name", SLIM)
 def test_cells_are_short(name):
-    lengths = [len(cell.splitlines()) for cell in _code_cells(name)]
+    lengths = [_lines(cell) for cell in _code_cells(name)]
     assert sum(lengths) / len(lengths) < 16
     assert max(lengths[1:]) <= 40  # the first cell holds the imports
 
