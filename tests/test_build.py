@@ -399,6 +399,56 @@ def test_findings_point_at_chapter_lines_and_fix_touches_only_code(tmp_path):
     assert lint_chapters.lint([chapter], config, fix=False) == []
 
 
+SOLUTION_CHAPTER = """---
+kernelspec:
+  name: python3
+---
+
+```{code-cell} ipython3
+name_one, name_two = 1, 2
+total = sum([name_one, name_two, name_one, name_two, name_one, name_two, 3])
+```
+
+::::{solution-start} ex-one
+:class: dropdown
+::::
+
+```{code-cell} ipython3
+:exercise: ex-one answer
+short = sum([name_one, name_two, name_one, name_two, name_one, total])
+note = "a string of seventy-six characters: too long for a solution's cells"
+```
+
+::::{solution-end}
+::::
+
+```{code-cell} ipython3
+after = "a string of seventy-six characters: fits the text's column, a line"
+```
+"""
+
+
+def test_the_line_length_is_the_page_columns_narrower_in_a_solution(tmp_path):
+    """A cell is formatted to the code column the page shows; a solution's dropdown is
+    narrower: a 76-character line is a finding there, and fits the text's column."""
+    assert lint_chapters.SOLUTION_COLUMNS < 76 - 4 and 76 <= lint_chapters.CODE_COLUMNS < 85
+    chapter = tmp_path / "chapter.md"
+    chapter.write_text(SOLUTION_CHAPTER, encoding="utf-8")
+    cells = lint_chapters.code_cells(SOLUTION_CHAPTER.split("\n"))
+    assert [cell.in_solution for cell in cells] == [False, True, False]
+    config = REPOSITORY / "pyproject.toml"
+    lint_chapters.lint([chapter], config, fix=True)
+    fixed = chapter.read_text(encoding="utf-8").split("\n")
+    code = [line for cell in lint_chapters.code_cells(fixed) for line in cell.lines]
+    assert "total = sum([name_one, name_two, name_one, name_two, name_one, name_two, 3])" in code
+    assert "short = sum([name_one, name_two, name_one, name_two, name_one, total])" not in code
+    findings = lint_chapters.lint([chapter], config, fix=False)
+    note = next(line for line in code if line.startswith("note = "))  # no way to shorten it
+    long = [finding for finding in findings if "E501" in finding]
+    assert long == [f"{chapter}:{fixed.index(note) + 1}:70: E501 Line too long (76 > 69)"]
+    assert not [finding for finding in findings if "E501" not in finding], findings
+
+
 def test_chapters_are_the_notebooks_under_book(tmp_path):
     (tmp_path / "a.md").write_text(CHAPTER, encoding="utf-8")
     (tmp_path / "b.md").write_text("# Not a notebook\n", encoding="utf-8")

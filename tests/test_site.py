@@ -111,6 +111,8 @@ class PageVisit:
     widget_views: int = 0
     widgets_rendered: int = 0
     widget_errors: int = 0
+    code_cells: int = 0
+    scrolling_code: list[str] = field(default_factory=list)
     screenshot: Path | None = None
 
 
@@ -152,6 +154,24 @@ _WIDGETS_RENDERED = f"""() => {{
   const errors = document.querySelectorAll('.jupyter-widgets-error-widget, .widget-error').length;
   return {{views, rendered, errors}};
 }}"""
+
+
+# Every code cell's source, dropdowns (solutions, hidden inputs) opened: the longest line of
+# each whose <pre> needs a horizontal scrollbar at the window's width (1280 px; the chapters
+# are formatted to fit it: tools/lint_chapters.py, CODE_COLUMNS).
+_SCROLLING_CODE = """async () => {
+  document.querySelectorAll('.toggle-hidden').forEach(n => n.classList.remove('toggle-hidden'));
+  document.querySelectorAll('details').forEach(node => { node.open = true; });
+  await new Promise(done => setTimeout(done, 300));
+  const cells = Array.from(document.querySelectorAll('.cell_input pre'));
+  return {
+    cells: cells.length,
+    scrolling: cells.filter(pre => pre.scrollWidth > pre.clientWidth).map(pre => {
+      const longest = pre.textContent.split('\\n').reduce((a, b) => b.length > a.length ? b : a);
+      return `${pre.scrollWidth - pre.clientWidth} px too wide: ${longest.trim().slice(0, 70)}`;
+    }),
+  };
+}"""
 
 
 def _screenshot_name(page: str, theme: str) -> str:
@@ -227,6 +247,9 @@ def _visit(context, base_url: str, page: str, theme: str) -> PageVisit:
     )
     if theme == "dark":  # what a reader sees first (a full-page capture clips sticky sidebars)
         tab.screenshot(path=str(visit.screenshot.with_name(visit.screenshot.stem + "-top.png")))
+    code = tab.evaluate(_SCROLLING_CODE)
+    visit.code_cells = code["cells"]
+    visit.scrolling_code = code["scrolling"]
     tab.close()
     return visit
 
@@ -470,6 +493,18 @@ def test_the_site_works_opened_from_disk(site, browser, visits):
     finally:
         context.close()
     assert not failures, "opened from disk:\n" + _report(failures)
+
+
+def scrolling_code(visits: dict[str, PageVisit]) -> dict[str, list[str]]:
+    """The code cells of each page that scroll sideways at the 1280-pixel window."""
+    assert sum(v.code_cells for v in visits.values()) > 0, "no code cell on any page"
+    return {page: v.scrolling_code for page, v in visits.items() if v.scrolling_code}
+
+
+@browser_check
+def test_no_code_cell_scrolls_sideways(visits):
+    failures = scrolling_code(visits)
+    assert not failures, "code cells wider than the page's column:\n" + _report(failures)
 
 
 @browser_check

@@ -233,3 +233,9 @@ def test_student_pages_typeset_their_math(visits):
     }
     assert not failures, helpers._report(failures)
     assert sum(v.math_elements for v in visits.values()) > 0
+
+
+@pytest.mark.browser
+def test_no_student_code_cell_scrolls_sideways(visits):
+    failures = helpers.scrolling_code(visits)
+    assert not failures, helpers._report(failures)

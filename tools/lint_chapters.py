@@ -7,6 +7,11 @@ magics are allowed, imports are checked per cell), runs ruff with the repository
 applies ruff's fixes and its formatting and writes only the changed cell sources back into the
 ``.md`` (the Markdown around them is left byte for byte).
 
+The line length is the width of the page's code column, not the library's 100 characters:
+``CODE_COLUMNS`` for a cell in the text, ``SOLUTION_COLUMNS`` for a cell inside a solution's
+dropdown (narrower by the admonition's border and padding). A line ruff cannot shorten (a long
+string or comment) is a finding (E501), to be shortened by hand.
+
     python tools/lint_chapters.py         # check every chapter under book/; exit 1 on a finding
     python tools/lint_chapters.py --fix   # fix and format, then report what is left
     python tools/lint_chapters.py book/geometry/fisher-rao.md ...   # only these chapters
@@ -24,7 +29,17 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+# The characters a code cell shows without scrolling sideways in a 1280-pixel-wide Chromium
+# window (the site's theme, book/_static/curvlab.css, Debian's chromium, headless): the cell's
+# <pre> is 684 px wide with 32 px of padding, and its monospace font (14 px) advances 8.43 px a
+# character, so (684 - 32) / 8.43 = 77.35 columns; inside a solution's dropdown the <pre> is
+# 617 px, 69.4 columns. Measured on a scratch book with this _config.yml; a 78-character line
+# scrolls (scrollWidth 689 > clientWidth 684). tests/test_site.py checks every page of the
+# built site in the browser at that window width.
+CODE_COLUMNS = 77
+SOLUTION_COLUMNS = 69
 FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+SOLUTION = re.compile(r"^:{3,}\{solution-(?P<edge>start|end)\}")  # a solution's dropdown
 OPTION = re.compile(r"^:[A-Za-z][\w-]*:")
 
 
@@ -34,6 +49,7 @@ class CodeCell:
 
     start: int
     lines: list[str]
+    in_solution: bool = False
 
 
 def is_chapter(path: Path) -> bool:
@@ -66,7 +82,11 @@ def code_cells(lines: list[str]) -> list[CodeCell]:
     """The code cells of a chapter given as its lines (without line ends)."""
     cells = []
     index = 0
+    in_solution = False
     while index < len(lines):
+        solution = SOLUTION.match(lines[index])
+        if solution is not None:
+            in_solution = solution["edge"] == "start"
         match = FENCE.match(lines[index])
         index += 1
         if match is None:
@@ -93,7 +113,7 @@ def code_cells(lines: list[str]) -> list[CodeCell]:
             index += 1
         if index >= len(lines):
             raise ValueError(f"code cell opened at line {start} is never closed")
-        cells.append(CodeCell(start=start, lines=lines[start:index]))
+        cells.append(CodeCell(start=start, lines=lines[start:index], in_solution=in_solution))
         index += 1
     return cells
 
@@ -138,8 +158,23 @@ def _ruff() -> str:
     return found
 
 
+def columns(cell: CodeCell) -> int:
+    """The characters the page shows on a line of ``cell``, without scrolling sideways."""
+    return SOLUTION_COLUMNS if cell.in_solution else CODE_COLUMNS
+
+
+def _write(path: Path, cells: list[CodeCell]) -> Path:
+    path.write_text(json.dumps(_notebook(cells)), encoding="utf-8")
+    return path
+
+
 def lint(chapters: list[Path], config: Path, fix: bool) -> list[str]:
-    """Ruff's findings in the chapters' code cells, as ``path:line:column: CODE message``."""
+    """Ruff's findings in the chapters' code cells, as ``path:line:column: CODE message``.
+
+    The rules run on all of a chapter's cells together (an import serves every cell after it)
+    at ``CODE_COLUMNS``; the formatter formats each cell at its own width, and a line of a
+    solution longer than ``SOLUTION_COLUMNS`` is an E501 finding.
+    """
     ruff = _ruff()
     findings = []
     with tempfile.TemporaryDirectory() as scratch:
@@ -149,38 +184,71 @@ def lint(chapters: list[Path], config: Path, fix: bool) -> list[str]:
             cells = code_cells(lines)
             if not cells:
                 continue
-            notebook_path = Path(scratch) / f"chapter{number}.ipynb"
-            notebook_path.write_text(json.dumps(_notebook(cells)), encoding="utf-8")
+            notebook_path = _write(Path(scratch) / f"chapter{number}.ipynb", cells)
             base = [ruff, "--config", str(config)]
+            widths = sorted({columns(cell) for cell in cells})
             if fix:
-                subprocess.run([*base, "check", "--fix-only", "--quiet", str(notebook_path)])
-                subprocess.run([*base, "format", "--quiet", str(notebook_path)], check=True)
-                fixed = _sources(notebook_path)
-                for cell, source in reversed(list(zip(cells, fixed, strict=True))):
-                    lines[cell.start : cell.start + len(cell.lines)] = source
+                subprocess.run(
+                    [*base, "check", "--fix-only", "--quiet", f"--line-length={CODE_COLUMNS}"]
+                    + [str(notebook_path)]
+                )
+                cells = [
+                    CodeCell(cell.start, source, cell.in_solution)
+                    for cell, source in zip(cells, _sources(notebook_path), strict=True)
+                ]
+                formatted = {}
+                for width in widths:
+                    group = [cell for cell in cells if columns(cell) == width]
+                    path = _write(Path(scratch) / f"chapter{number}-{width}.ipynb", group)
+                    subprocess.run(
+                        [*base, "format", "--quiet", f"--line-length={width}", str(path)],
+                        check=True,
+                    )
+                    formatted |= dict(zip(map(id, group), _sources(path), strict=True))
+                original = code_cells(lines)
+                for cell, old in reversed(list(zip(cells, original, strict=True))):
+                    lines[old.start : old.start + len(old.lines)] = formatted[id(cell)]
                 new_text = "\n".join(lines)
                 if new_text != text:
                     chapter.write_text(new_text, encoding="utf-8")
                     print(f"fixed {chapter}")
                 cells = code_cells(lines)
+                notebook_path = _write(notebook_path, cells)
             else:
-                formatted = subprocess.run(
-                    [*base, "format", "--check", "--quiet", str(notebook_path)],
+                for width in widths:
+                    group = [cell for cell in cells if columns(cell) == width]
+                    path = _write(Path(scratch) / f"chapter{number}-{width}.ipynb", group)
+                    formatted = subprocess.run(
+                        [*base, "format", "--check", "--quiet", f"--line-length={width}"]
+                        + [str(path)],
+                        capture_output=True,
+                    )
+                    if formatted.returncode:
+                        findings.append(
+                            f"{chapter}: code cells are not formatted (run `make format`)"
+                        )
+                        break
+            checks = [([f"--line-length={CODE_COLUMNS}"], notebook_path, cells)]
+            solutions = [cell for cell in cells if cell.in_solution]
+            if solutions:  # only the width: names and imports are checked with every cell
+                path = _write(Path(scratch) / f"chapter{number}-solutions.ipynb", solutions)
+                narrow = [f"--line-length={SOLUTION_COLUMNS}", "--select=E501"]
+                checks.append((narrow, path, solutions))
+            for options, path, group in checks:
+                result = subprocess.run(
+                    [*base, "check", *options, "--output-format", "json", "--exit-zero"]
+                    + [str(path)],
                     capture_output=True,
+                    text=True,
+                    check=True,
                 )
-                if formatted.returncode:
-                    findings.append(f"{chapter}: code cells are not formatted (run `make format`)")
-            result = subprocess.run(
-                [*base, "check", "--output-format", "json", "--exit-zero", str(notebook_path)],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            for finding in json.loads(result.stdout or "[]"):
-                cell = cells[(finding.get("cell") or 1) - 1]
-                row = cell.start + finding["location"]["row"]
-                column = finding["location"]["column"]
-                findings.append(f"{chapter}:{row}:{column}: {finding['code']} {finding['message']}")
+                for finding in json.loads(result.stdout or "[]"):
+                    cell = group[(finding.get("cell") or 1) - 1]
+                    row = cell.start + finding["location"]["row"]
+                    column = finding["location"]["column"]
+                    found = f"{chapter}:{row}:{column}: {finding['code']} {finding['message']}"
+                    if found not in findings:
+                        findings.append(found)
     return findings
 
 
