@@ -163,14 +163,14 @@ test-fast: require-python $(STAMP)
 #                      attack suite) and the checks of the built sites that need no browser,
 #                      after building the book and the student site if needed
 test-slow: require-python book book-student
-	$(BIN)/python -m pytest tests -m "slow and not browser" $(SITE_TESTS:%=--ignore=%)
+	$(BIN)/python -m pytest tests -m "slow and not browser" $(SITE_TESTS:%=--ignore=%) --durations=30
 	$(BIN)/python -m pytest $(SITE_TESTS) -m "not slow and not browser"
 
 #   make test-browser  build the book (and the student site) if needed, then check every page in
 #                      headless Chromium
 #                      (Debian chromium; screenshots in artifacts/screenshots/)
 test-browser: require-chromium book book-student
-	$(BIN)/python -m pytest tests/test_site.py -m browser
+	$(BIN)/python -m pytest tests/test_site.py -m browser --durations=10
 	$(BIN)/python -m pytest tests/test_site_student.py -m browser
 
 #   make bench         the curvature-engine benchmark (vmap against a Python loop)
