@@ -233,3 +233,32 @@ def test_step_table_lines_up_the_models_by_step():
     gaps["b"][1]["h"] = 0.01
     with pytest.raises(ValueError, match="gaps"):
         tables.step_table(gaps)
+
+
+def test_numbers_table_formats_each_kind_of_value_and_escapes_the_pipes():
+    import numpy as np
+    import torch
+
+    table = tables.numbers_table(
+        ["what", "∫|K| dA", "count", "converged"],
+        [
+            ["gated", np.float64(0.123456), np.int64(7), np.bool_(True)],
+            ["a | b", torch.tensor(2.5e-9), 12, False],
+        ],
+        digits=3,
+    )
+    assert table.splitlines() == [
+        "| what | ∫\\|K\\| dA | count | converged |",
+        "|---|---|---|---|",
+        "| gated | 0.123 | 7 | yes |",
+        "| a \\| b | 2.5e-09 | 12 | no |",
+    ]
+
+
+def test_numbers_table_refuses_a_ragged_row_and_a_bad_precision():
+    with pytest.raises(ValueError, match="rows"):
+        tables.numbers_table(["a", "b"], [[1.0]])
+    with pytest.raises(ValueError, match="head"):
+        tables.numbers_table([], [])
+    with pytest.raises(ValueError, match="digits"):
+        tables.numbers_table(["a"], [[1.0]], digits=0)

@@ -13,7 +13,9 @@ the chapters themselves, beside those numbers:
 - the pilot (:func:`curvlab.studies.pilot.pilot`): :func:`pilot_table`;
 - the sweep (:func:`curvlab.studies.sweep.sweep`): :func:`sweep_table`;
 - the measures' own checks (:mod:`curvlab.studies.measure_checks`):
-  :func:`measure_checks_table`, :func:`step_table`.
+  :func:`measure_checks_table`, :func:`step_table`;
+- any few numbers a chapter shows, with what they mean and their units:
+  :func:`numbers_table`.
 
 Numbers are printed as the chapters state them: effects and intervals with three decimals and
 a sign, Holm p with two significant digits.  A statement put in
@@ -32,6 +34,7 @@ __all__ = [
     "empirical_row",
     "geometric_row",
     "measure_checks_table",
+    "numbers_table",
     "pilot_table",
     "step_table",
     "study_verdicts_table",
@@ -293,3 +296,45 @@ def study_verdicts_table(
         for claim, chapter in chapters.items()
     ]
     return "\n".join([STUDY_VERDICTS_HEAD, *rows])
+
+
+# --- a few numbers, with what they mean -------------------------------------------------------
+
+
+def _number_cell(value: object, digits: int) -> str:
+    if hasattr(value, "item") and not isinstance(value, str):  # NumPy or torch scalar
+        value = value.item()
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    return _cell(value)
+
+
+def numbers_table(head: Sequence[str], rows: Iterable[Sequence[object]], *, digits: int = 4) -> str:
+    """A small Markdown table of numbers: ``head`` names each column (what it means, with its
+    unit), then one line per row of ``rows``. A float is printed with ``digits`` significant
+    digits, an integer as it is, a bool as yes or no, a NumPy or one-element torch scalar as
+    its value, anything else (a label, an already formatted number) as text.
+
+    >>> print(numbers_table(["phase", "χ₁ (mean field)", "stable"],
+    ...                     [["ordered", 0.55664, True], ["chaotic", 1.25691, False]]))
+    | phase | χ₁ (mean field) | stable |
+    |---|---|---|
+    | ordered | 0.5566 | yes |
+    | chaotic | 1.257 | no |
+    """
+    head = [_cell(h) for h in head]
+    if not head:
+        raise ValueError("head: expected at least one column title")
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+        raise ValueError(f"digits: expected an integer >= 1, got {digits!r}")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        row = list(row)
+        if len(row) != len(head):
+            raise ValueError(f"rows: expected {len(head)} values a row, got {len(row)} in {row!r}")
+        lines.append("| " + " | ".join(_number_cell(v, digits) for v in row) + " |")
+    return "\n".join(lines)
