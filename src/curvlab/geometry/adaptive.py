@@ -25,11 +25,13 @@ children's children are evaluated (16 points per split).  The first channel of `
 drives the refinement; the others are integrated on the same leaves.
 
 The domain's edge.  With ``domain`` φ, a 1-Lipschitz function (a signed distance, or the
-distance to a set of points minus a radius) and D = {φ ≤ 0}, the integrand is f · 1_D.  A cell
-whose centre has |φ(c)| below its half-diagonal may be cut by the edge; such a cell's indicator
-is the larger of the usual one and its whole two-level mass of |f| (the edge could cut any of
-it), so cut cells are refined until the band along the edge holds less than the tolerance
-allows.  A cell entirely outside D contributes 0 and is never split.
+distance to a set of points minus a radius) and D = {φ ≤ 0}, the integrand is f · 1_D, and the
+rule weighs each sample f(cᵢ) by the area of its quarter cell that lies in D: 1 or 0 for a
+quarter whose centre is farther from the edge than its half-diagonal (|φ| ≥ reach: wholly in or
+out, by the Lipschitz bound), else the share of a 16 × 16 grid of φ-samples of that quarter
+inside D (cheap: φ needs no jets).  So the domain is integrated to 1/16 of a cell's side on
+every cell the edge cuts, whatever f does there, and the error indicator measures f alone.  A
+cell wholly outside D weighs 0 and is never split.
 
 Everything is batched: boxes of any leading shape (...), each member refined by its own
 indicators only, so its result does not depend on the others in the batch.  Deterministic.
@@ -59,7 +61,8 @@ class AdaptiveIntegral:
     """What :func:`adaptive_midpoint` returns, each tensor with the boxes' leading shape (...).
 
     ``integral`` (..., c) or (...): the estimate per channel; ``coarse``: the uniform
-    ``base``² midpoint estimate (same shape), for comparison; ``error``: the summed error
+    ``base``² midpoint estimate (same shape; a cell counted whole when its centre is in D), for
+    comparison; ``error``: the summed error
     indicator of channel 0 at the end; ``converged``: error ≤ tolerance × |integral| (channel 0);
     ``evaluations``: the points at which this member's density was needed; ``rounds``: the
     rounds in which it was refined; ``leaves``: its cells at the end.
@@ -123,8 +126,8 @@ class _Evaluator:
             raise ValueError(f"{name}: returned a value that is not finite")
         return values.to(points.dtype)
 
-    def values(self, points: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(f · 1_D, |f₀| ignoring D) at the points: (E, M, c) and (E, M)."""
+    def values(self, points: torch.Tensor) -> torch.Tensor:
+        """f at the points: (E, M, c)."""
         values = self._call(self.density, "density", points)
         if self.channels is None:
             self.single = values.ndim == 2
@@ -133,10 +136,7 @@ class _Evaluator:
             values = values[..., None]
         if values.ndim != 3 or values.shape[-1] != self.channels:
             raise ValueError("density: the number of channels changed between calls")
-        raw = values[..., 0].abs()
-        if self.domain is not None:
-            values = values * (self.level(points) <= 0)[..., None]
-        return values, raw
+        return values
 
     def level(self, points: torch.Tensor) -> torch.Tensor:
         return self._call(self.domain, "domain", points)
@@ -145,6 +145,7 @@ class _Evaluator:
 _OFFSETS = ((0, 0), (0, 1), (1, 0), (1, 1))
 """The four children of the cell (i, j) at one level: (2i + a, 2j + b) at the next."""
 _NEIGHBOURS = tuple((a, b) for a in (-1, 0, 1) for b in (-1, 0, 1) if (a, b) != (0, 0))
+_SUBGRID = 16  # φ-samples per axis of a quarter cell that the domain's edge may cut
 _KEY_BITS = 28  # base · 2^level < 2^28 per axis, so a (level, i, j) key fits in an int64
 _LEVEL_BITS = 5
 
@@ -266,44 +267,60 @@ def adaptive_midpoint(
     def flat(points: torch.Tensor) -> torch.Tensor:
         return points.reshape(members, -1, 2)
 
-    def cut_cells(index: torch.Tensor, level: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """(may the edge cut it, is it wholly outside D) per cell (E, ...)."""
+    sub = (torch.arange(_SUBGRID, dtype=dtype, device=device) + 0.5) / _SUBGRID - 0.5
+    sub = torch.stack(torch.meshgrid(sub, sub, indexing="ij"), -1).reshape(-1, 2)  # (S², 2)
+
+    def coverage(index: torch.Tensor, level: torch.Tensor) -> torch.Tensor:
+        """The share (E, ...) of each cell (E, ..., 2) at ``level`` that lies in D."""
         if domain is None:
-            no = torch.zeros(level.shape, dtype=torch.bool, device=device)
-            return no, no
-        phi = evaluate.level(flat(centres(index, level))).reshape(level.shape)
-        reach = side(level).norm(dim=-1) / 2
-        return phi.abs() < reach, phi >= reach
+            return torch.ones(level.shape, dtype=dtype, device=device)
+        middle, sides = centres(index, level), side(level)
+        phi = evaluate.level(flat(middle)).reshape(level.shape)
+        share = (phi <= 0).to(dtype)
+        cut = (phi.abs() < sides.norm(dim=-1) / 2).reshape(members, -1)  # (E, N)
+        count = int(cut.sum(1).max())
+        if count == 0:
+            return share
+        picked, which = cut.to(torch.int8).topk(count, dim=1, sorted=False)  # (E, Q)
+        at = which[..., None].expand(-1, -1, 2)
+        points = (
+            middle.reshape(members, -1, 2).gather(1, at)[:, :, None, :]
+            + sub * (sides.reshape(members, -1, 2).gather(1, at)[:, :, None, :])
+        )  # (E, Q, S², 2)
+        inside = (evaluate.level(flat(points)).reshape(*which.shape, -1) <= 0).to(dtype)
+        flat_share = share.reshape(members, -1)
+        fine = torch.where(picked.bool(), inside.mean(-1), flat_share.gather(1, which))
+        return flat_share.scatter(1, which, fine).reshape(level.shape)
 
     def sample(index: torch.Tensor, level: torch.Tensor):
-        """The density at the centres of the children of cells (E, ..., 2): (E, ..., 4, c)
-        and |f₀| (E, ..., 4)."""
+        """The density at the centres of the children of cells (E, ..., 2), (E, ..., 4, c),
+        and the share of each child in D, (E, ..., 4)."""
         child, child_level = kids(index, level)
-        values, raw = evaluate.values(flat(centres(child, child_level)))
-        return values.reshape(*level.shape, 4, -1), raw.reshape(*level.shape, 4)
+        values = evaluate.values(flat(centres(child, child_level)))
+        return values.reshape(*level.shape, 4, -1), coverage(child, child_level)
 
     odd = torch.arange(base, device=device)
     index = torch.stack(torch.meshgrid(odd, odd, indexing="ij"), -1).reshape(1, -1, 2)
     index = index.expand(members, -1, -1)  # (E, L, 2) integer positions at level 0
     level = torch.zeros(index.shape[:2], dtype=torch.long, device=device)
-    value, _ = evaluate.values(centres(index, level))  # (E, L, c)
-    kid_value, kid_raw = sample(index, level)  # (E, L, 4, c), (E, L, 4)
+    value = evaluate.values(centres(index, level))  # (E, L, c)
+    kid_value, kid_share = sample(index, level)  # (E, L, 4, c), (E, L, 4)
     channels = value.shape[-1]
-    cut, outside = cut_cells(index, level)
     valid = torch.ones(index.shape[:2], dtype=torch.bool, device=device)
     evaluations = torch.full((members,), 5 * base * base, dtype=torch.long, device=device)
     refined = torch.zeros(members, dtype=torch.long, device=device)
     area0 = side0.prod(-1)  # (E,)
-    coarse = (value * area0[:, None, None]).sum(1)  # (E, c)
+    node_in = torch.ones_like(value[..., 0])  # the uniform rule: a node's cell in D or not
+    if domain is not None:
+        node_in = (evaluate.level(centres(index, level)) <= 0).to(dtype)
+    coarse = (value * (node_in * area0[:, None])[..., None]).sum(1)  # (E, c)
 
     def state() -> tuple[torch.Tensor, torch.Tensor]:
         """Indicators (E, L) of channel 0 and two-level estimates (E, L, c) of the leaves."""
-        area = (area0[:, None] / 4.0**level) * valid * ~outside
-        one = value[..., 0] * area
-        two = kid_value.sum(-2) * (area / 4)[..., None]
-        indicator = (two[..., 0] - one).abs()
-        edge = kid_raw.sum(-1) * area / 4
-        return torch.where(cut, torch.maximum(indicator, edge), indicator), two
+        area = (area0[:, None] / 4.0**level) * valid
+        one = value[..., 0] * area * kid_share.mean(-1)
+        two = (kid_value * kid_share[..., None]).sum(-2) * (area / 4)[..., None]
+        return (two[..., 0] - one).abs(), two
 
     for _ in range(max_rounds):
         indicator, pieces = state()
@@ -330,19 +347,16 @@ def adaptive_midpoint(
             index.gather(1, pick.expand(-1, -1, 2)), level.gather(1, chosen)
         )
         new_value = kid_value.gather(1, pick[..., None].expand(-1, -1, 4, channels))
-        grand, grand_raw = sample(new_index, new_level)  # (E, C, 4, 4, c), (E, C, 4, 4)
-        new_cut, new_outside = cut_cells(new_index, new_level)
+        grand, grand_share = sample(new_index, new_level)  # (E, C, 4, 4, c), (E, C, 4, 4)
         # child 0 takes its parent's slot, children 1-3 are appended (invalid where not split)
-        index, level, value, kid_value, kid_raw, cut, outside = (
+        index, level, value, kid_value, kid_share = (
             _split_into(old, new, chosen, split)
             for old, new in (
                 (index, new_index),
                 (level, new_level),
                 (value, new_value),
                 (kid_value, grand),
-                (kid_raw, grand_raw),
-                (cut, new_cut),
-                (outside, new_outside),
+                (kid_share, grand_share),
             )
         )
         valid = torch.cat([valid, split[..., None].expand(-1, -1, 3).flatten(1)], 1)
