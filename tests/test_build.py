@@ -449,6 +449,22 @@ def test_the_line_length_is_the_page_columns_narrower_in_a_solution(tmp_path):
     assert not [finding for finding in findings if "E501" not in finding], findings
 
 
+def test_the_landing_page_has_its_own_narrower_column(tmp_path):
+    """book/intro.md's cells are linted at the landing page's column: a 76-character line,
+    which fits a chapter, is a finding there."""
+    line = 'note = "' + "x" * 67 + '"'  # 76 characters, no way to shorten it
+    source = f"{CHAPTER}\n```{{code-cell}} ipython3\n{line}\n```\n"
+    (tmp_path / "book" / "geometry").mkdir(parents=True)
+    landing, chapter = tmp_path / "book" / "intro.md", tmp_path / "book" / "geometry" / "a.md"
+    for path in (landing, chapter):
+        path.write_text(source, encoding="utf-8")
+    assert lint_chapters.page_columns(landing) == 75 < lint_chapters.CODE_COLUMNS
+    findings = lint_chapters.lint([landing, chapter], REPOSITORY / "pyproject.toml", fix=False)
+    assert [f for f in findings if "E501" in f] == [
+        f"{landing}:{source.split(chr(10)).index(line) + 1}:76: E501 Line too long (76 > 75)"
+    ]
+
+
 def test_chapters_are_the_notebooks_under_book(tmp_path):
     (tmp_path / "a.md").write_text(CHAPTER, encoding="utf-8")
     (tmp_path / "b.md").write_text("# Not a notebook\n", encoding="utf-8")
