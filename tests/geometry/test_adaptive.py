@@ -10,13 +10,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from curvlab.geometry.adaptive import (
-    adaptive_curvature,
-    adaptive_midpoint,
-    curvature_density,
-    disc_domain,
-)
+from curvlab.geometry.adaptive import adaptive_midpoint, disc_domain
 from curvlab.geometry.curvature import metric
+from curvlab.geometry.curvature_integrals import adaptive_curvature, curvature_density
 from curvlab.geometry.quadrature import quadrature_grid
 from curvlab.geometry.surfaces import gallery
 

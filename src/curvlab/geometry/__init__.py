@@ -8,6 +8,7 @@
 - :mod:`~curvlab.geometry.quadrature`  the midpoint rule on a patch;
 - :mod:`~curvlab.geometry.adaptive`  integrals of K by a quadtree midpoint rule refined to a
   relative tolerance, for |K| with peaks narrower than a grid cell;
+- :mod:`~curvlab.geometry.curvature_integrals`  ∫|K| dA, ∫K dA and the area by that rule;
 - :mod:`~curvlab.geometry.measures`  scale-free summaries of sheets and curves;
 - :mod:`~curvlab.geometry.surfaces`  closed-form test surfaces with their exact K.
 

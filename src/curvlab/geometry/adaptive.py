@@ -9,8 +9,6 @@ What is here::
 
     adaptive_midpoint(density, low, high)    a quadtree midpoint rule to a relative tolerance
     AdaptiveIntegral                         its result: integral, error estimate, evaluations
-    curvature_density(J, H)                  |K| √det g, K √det g, √det g from jets (the engine)
-    adaptive_curvature(f, low, high)         ∫|K| dA, ∫K dA and the area of a map's surface
     disc_domain(centres, radius)             the union of discs, as a 1-Lipschitz level function
 
 The rule.  The box [low, high] is cut into ``base``² cells.  A cell C of area a and centre c
@@ -23,6 +21,8 @@ that together hold half of the summed indicator (Dörfler marking, at most ``cel
 per round) are split: their children become leaves, whose values are already known, and the
 children's children are evaluated (16 points per split).  The first channel of ``density``
 drives the refinement; the others are integrated on the same leaves.
+
+The integrals of curvature built on this rule are in :mod:`curvlab.geometry.curvature_integrals`.
 
 The domain's edge.  With ``domain`` φ, a 1-Lipschitz function (a signed distance, or the
 distance to a set of points minus a radius) and D = {φ ≤ 0}, the integrand is f · 1_D, and the
@@ -45,13 +45,10 @@ from dataclasses import dataclass
 
 import torch
 
-from curvlab.geometry.gauss_equation import PointBatch, jets, surface_from_jets
-
 __all__ = [
     "AdaptiveIntegral",
-    "adaptive_curvature",
+    "as_boxes",
     "adaptive_midpoint",
-    "curvature_density",
     "disc_domain",
 ]
 
@@ -89,7 +86,8 @@ def _fraction(name: str, value, *, low: float, high: float) -> float:
     return float(value)
 
 
-def _boxes(low, high) -> tuple[torch.Tensor, torch.Tensor]:
+def as_boxes(low, high) -> tuple[torch.Tensor, torch.Tensor]:
+    """Boxes (..., 2) as two float tensors of one dtype, checked: finite, low < high."""
     low, high = torch.as_tensor(low), torch.as_tensor(high)
     if low.ndim < 1 or low.shape[-1] != 2 or high.shape != low.shape:
         raise ValueError(
@@ -242,7 +240,7 @@ def adaptive_midpoint(
     if domain is not None and not callable(domain):
         raise TypeError(f"domain: expected a function of points or None, got {type(domain)}")
     deepest = min(2**_LEVEL_BITS - 1, _KEY_BITS - base.bit_length())  # no split below it
-    low, high = _boxes(low, high)
+    low, high = as_boxes(low, high)
     leading = low.shape[:-1]
     low, high = low.reshape(-1, 2), high.reshape(-1, 2)
     members, dtype, device = low.shape[0], low.dtype, low.device
@@ -379,16 +377,6 @@ def adaptive_midpoint(
     )
 
 
-def curvature_density(jacobian: torch.Tensor, hessian: torch.Tensor) -> torch.Tensor:
-    """The integrands of a surface's curvature from its (whitened) jets, shape (..., 4):
-    |K| √det g, K √det g, √det g and 1 where the surface is an immersion; all 0 where it is not
-    (:func:`curvlab.geometry.gauss_equation.surface_from_jets`: J (..., d, 2), H (..., d, 2, 2)).
-    """
-    surface = surface_from_jets(jacobian, hessian)
-    dA, K = surface["volume_element"], surface["K"]
-    return torch.stack([K.abs() * dA, K * dA, dA, surface["immersed"].to(dA.dtype)], -1)
-
-
 def disc_domain(centres: torch.Tensor, radius: float) -> Callable[[torch.Tensor], torch.Tensor]:
     """φ(x) = minᵢ |x − pᵢ| − r, 1-Lipschitz, D = {φ ≤ 0} the union of the discs of radius r
     about the points ``centres`` (..., n, 2) (one set per box of the same leading shape).
@@ -412,73 +400,3 @@ def disc_domain(centres: torch.Tensor, radius: float) -> Callable[[torch.Tensor]
         )
 
     return level
-
-
-def adaptive_curvature(
-    f: Callable[[torch.Tensor], torch.Tensor],
-    low,
-    high,
-    cov=None,
-    *,
-    domain: Callable[[torch.Tensor], torch.Tensor] | None = None,
-    base: int = 64,
-    tolerance: float = 0.01,
-    cells_per_round: int = 512,
-    max_rounds: int = 64,
-    absolute: float = 1e-9,
-) -> dict:
-    """∫|K| dA, ∫K dA and the area of the surface f over boxes (..., 2) (∩ ``domain``), with
-    the metric g = Jᵀ Σ⁻¹ J of ``cov`` Σ (identity when None), by :func:`adaptive_midpoint`
-    refined on |K| √det g.  ``f`` maps one point (2,) to (d,); K is the engine's (the Gauss
-    equation on autodiff jets), 0 where f is not an immersion.  ``absolute``: an error on
-    ∫|K| dA (a pure number) accepted whatever the integral, so that a flat surface is not
-    refined for round-off.
-
-    Returns tensors of the boxes' leading shape: ``total_abs``, ``total``, ``area``, their
-    uniform ``base``² estimates ``*_uniform``, ``error`` (the estimate's error indicator for
-    ``total_abs``), ``converged``, ``evaluations``, ``rounds``, and ``non_immersed``, the share of
-    the integration domain (in du) where f is not an immersion, by the same rule.
-
-    >>> from curvlab.geometry.surfaces import sphere
-    >>> s = sphere(2.0)
-    >>> out = adaptive_curvature(s.f, torch.tensor([0.0, 0.0]), torch.tensor([math.pi, math.pi]))
-    >>> round(float(out["total"]) / (2 * math.pi), 3)  # a hemisphere: 2π, whatever the radius
-    1.0
-    """
-    if not callable(f):
-        raise TypeError(f"f: expected a function of one point (2,) -> (d,), got {type(f)}")
-    low, high = _boxes(low, high)
-    checked = PointBatch(f, low.reshape(-1, 2)[:1], cov, None)  # d, Σ = L Lᵀ, f's output
-    low, high = low.to(checked.flat.dtype), high.to(checked.flat.dtype)
-
-    def density(points: torch.Tensor) -> torch.Tensor:
-        J, H = jets(f, points.reshape(-1, 2))
-        values = curvature_density(checked.whiten(J), checked.whiten(H))
-        ones = torch.ones_like(values[..., :1])  # the domain's own measure
-        return torch.cat([values, ones], -1).reshape(*points.shape[:-1], 5)
-
-    out = adaptive_midpoint(
-        density,
-        low,
-        high,
-        base=base,
-        tolerance=tolerance,
-        domain=domain,
-        cells_per_round=cells_per_round,
-        max_rounds=max_rounds,
-        absolute=absolute,
-    )
-    total_abs, total, area, immersed, measure = out.integral.unbind(-1)
-    return {
-        "total_abs": total_abs,
-        "total": total,
-        "area": area,
-        "total_abs_uniform": out.coarse[..., 0],
-        "total_uniform": out.coarse[..., 1],
-        "area_uniform": out.coarse[..., 2],
-        "error": out.error,
-        "converged": out.converged,
-        "evaluations": out.evaluations,
-        "rounds": out.rounds,
-        "non_immersed": 1 - immersed / measure,
-    }

@@ -15,7 +15,8 @@ import math
 
 import torch
 
-from curvlab.geometry.adaptive import adaptive_midpoint, curvature_density, disc_domain
+from curvlab.geometry.adaptive import disc_domain
+from curvlab.geometry.curvature_integrals import curvature_integrals
 from curvlab.models.domains import DOMAIN_RADIUS
 from curvlab.models.ensemble import Ensemble, ensemble_jets
 
@@ -37,11 +38,10 @@ def adaptive_sheet(
     Gauss-equation engine on the member's jets (0 where it is not an immersion).
 
     ``ens`` and ``train_points`` (E, n, 2) in one dtype (float64 for measurement).  The other
-    settings are :func:`curvlab.geometry.adaptive.adaptive_midpoint`'s.  Returns tensors (E,):
-    ``total_abs``, ``total``, ``area``, ``total_abs_uniform`` (the uniform ``base``² midpoint
-    estimate on the same domain), ``error`` (the estimate's error indicator for ``total_abs``),
-    ``converged``, ``evaluations`` (points at which the member's jets were needed), ``rounds``
-    and ``non_immersed`` (the share of D, in du, where the member is not an immersion).
+    settings are :func:`curvlab.geometry.adaptive.adaptive_midpoint`'s.  Returns the dict of
+    :func:`curvlab.geometry.curvature_integrals.adaptive_curvature`, tensors (E,)
+    (``*_uniform``: the uniform ``base``² midpoint rule on the same domain, that of
+    :func:`curvlab.models.domains.data_domain_grid`).
     """
     if isinstance(radius, bool) or not isinstance(radius, int | float):
         raise ValueError(f"radius: expected a positive number of input units, got {radius!r}")
@@ -54,32 +54,14 @@ def adaptive_sheet(
             f"train_points: expected (E, n, 2) with E = {ens.size} members, got "
             f"{tuple(train_points.shape)}"
         )
-    domain = disc_domain(train_points, radius)
-
-    def density(points: torch.Tensor) -> torch.Tensor:  # (E, M, 2) -> (E, M, 5)
-        values = curvature_density(*ensemble_jets(ens, points))
-        return torch.cat([values, torch.ones_like(values[..., :1])], -1)
-
-    out = adaptive_midpoint(
-        density,
+    return curvature_integrals(
+        lambda points: ensemble_jets(ens, points),
         train_points.amin(dim=1),
         train_points.amax(dim=1),
+        domain=disc_domain(train_points, radius),
         base=base,
         tolerance=tolerance,
-        domain=domain,
         cells_per_round=cells_per_round,
         max_rounds=max_rounds,
         absolute=1e-9,
     )
-    total_abs, total, area, immersed, measure = out.integral.unbind(-1)
-    return {
-        "total_abs": total_abs,
-        "total": total,
-        "area": area,
-        "total_abs_uniform": out.coarse[..., 0],
-        "error": out.error,
-        "converged": out.converged,
-        "evaluations": out.evaluations,
-        "rounds": out.rounds,
-        "non_immersed": 1 - immersed / measure,
-    }

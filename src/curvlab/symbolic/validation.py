@@ -41,22 +41,28 @@ __all__ = [
 ]
 
 
+def _symbols(values, name: str, noun: str) -> tuple[sp.Symbol, ...]:
+    """A Symbol, a Matrix or a sequence of Symbols as a tuple (TypeError otherwise)."""
+    if isinstance(values, sp.Symbol):
+        values = (values,)
+    if isinstance(values, sp.MatrixBase):
+        values = list(values)
+    if not isinstance(values, Sequence) or isinstance(values, str):
+        raise TypeError(
+            f"{name}: expected a sequence of SymPy Symbols, got {type(values).__name__}"
+        )
+    values = tuple(values)
+    for value in values:
+        if not isinstance(value, sp.Symbol):
+            raise TypeError(f"{name}: every {noun} must be a SymPy Symbol, got {value!r}")
+    return values
+
+
 def as_coords(coords, name: str = "coords") -> tuple[sp.Symbol, ...]:
     """Coordinates as a tuple of distinct SymPy Symbols (TypeError / ValueError otherwise)."""
-    if isinstance(coords, sp.Symbol):
-        coords = (coords,)
-    if isinstance(coords, sp.MatrixBase):
-        coords = list(coords)
-    if not isinstance(coords, Sequence) or isinstance(coords, str):
-        raise TypeError(
-            f"{name}: expected a sequence of SymPy Symbols, got {type(coords).__name__}"
-        )
-    coords = tuple(coords)
+    coords = _symbols(coords, name, "coordinate")
     if not coords:
         raise ValueError(f"{name}: expected at least one coordinate, got none")
-    for c in coords:
-        if not isinstance(c, sp.Symbol):
-            raise TypeError(f"{name}: every coordinate must be a SymPy Symbol, got {c!r}")
     if len(set(coords)) != len(coords):
         raise ValueError(f"{name}: coordinates must be distinct, got {coords}")
     return coords
@@ -98,18 +104,7 @@ of the chart, not a coordinate
     """
     if parameters is None:
         return ()
-    if isinstance(parameters, sp.Symbol):
-        parameters = (parameters,)
-    if isinstance(parameters, sp.MatrixBase):
-        parameters = list(parameters)
-    if not isinstance(parameters, Sequence) or isinstance(parameters, str):
-        raise TypeError(
-            f"parameters: expected a sequence of SymPy Symbols, got {type(parameters).__name__}"
-        )
-    parameters = tuple(parameters)
-    for p in parameters:
-        if not isinstance(p, sp.Symbol):
-            raise TypeError(f"parameters: every parameter must be a SymPy Symbol, got {p!r}")
+    parameters = _symbols(parameters, "parameters", "parameter")
     if len(set(parameters)) != len(parameters):
         raise ValueError(f"parameters: parameters must be distinct, got {parameters}")
     names = {c.name for c in coords}
