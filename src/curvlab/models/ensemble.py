@@ -421,25 +421,31 @@ def train_loop(models, points, labels, *, epochs: int, learning_rate: float, dev
     return records
 
 
-JET_CHUNK = 128
-"""Points per member in one call of :func:`ensemble_jets`' vmapped jets: for 320 members at
-32² nodes, chunks of 128 points ran 3.4× faster than all nodes at once on 2 CPU cores (the
-intermediates of all nodes overflow the caches)."""
+JET_POINTS = 40960
+"""Points (members × points per member) in one call of :func:`ensemble_jets`' vmapped jets.
+A call costs a fixed dispatch time (about 60 ms on one CPU thread for the study's classifier)
+on top of its points, so a call should carry many points; but all nodes of 320 members at
+once overflow the caches (at 32² nodes, chunks of 128 points per member ran 3.4× faster than
+all nodes at once on 2 CPU cores).  So each call carries about this many points: 128 per
+member for 320 members, all of one member's up to 40960."""
 
 
 def ensemble_jets(
-    ens: Ensemble, points: torch.Tensor, *, chunk: int | None = JET_CHUNK
+    ens: Ensemble, points: torch.Tensor, *, chunk: int | None | str = "auto"
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Jacobian J (E, N, d, 2) and Hessian H (E, N, d, 2, 2) of every member's pooled
     representation x ↦ r_e(x) at its points (E, N, 2), in the points' dtype.
 
     r_e is the module's representation under ``functional_call`` with member e's weights; its
     jets are those of the Gauss-equation engine (:func:`curvlab.geometry.gauss_equation.jets`,
-    forward mode), under ``vmap`` over the members, ``chunk`` points at a time (None: all at
-    once; the values depend on it only through round-off).
+    forward mode), under ``vmap`` over the members, ``chunk`` points per member at a time
+    ("auto": :data:`JET_POINTS` // E, at least 1; None: all at once; the values depend on it
+    only through round-off).
     """
+    if chunk == "auto":
+        chunk = max(1, JET_POINTS // ens.size)
     if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1):
-        raise ValueError(f"chunk: expected a positive integer or None, got {chunk!r}")
+        raise ValueError(f"chunk: expected a positive integer, None or 'auto', got {chunk!r}")
     points = points.detach()
     params = {k: v.detach() for k, v in ens.params.items()}
     pooled = _Pooled(ens.template)

@@ -48,15 +48,22 @@ def sheet_from_jets(J: torch.Tensor, H: torch.Tensor, weights: torch.Tensor) -> 
     input plane (0 for nodes outside the region).  K, √det g and the immersion test come from
     the Gauss-equation engine (:func:`curvlab.geometry.gauss_equation.surface_from_jets`).
     Returns tensors (...): ``total_abs`` (∫|K| dA), ``total`` (∫K dA), ``area`` (∫dA),
-    ``non_immersed`` (count of excluded nodes with positive weight), ``nodes`` (nodes used)
-    and ``K`` (..., N) (0 at the nodes not used).
+    ``total_abs_capped`` (∫ min(|K|, 1/m) dA, m the median of √det g over the nodes used: the
+    spread-out curvature, blind to spikes of |K| above the sheet's own scale 1/m; invariant,
+    like ∫|K| dA, under a rescaling of the representation, since K scales as 1/c² and √det g
+    as c²), ``non_immersed`` (count of excluded nodes with positive weight), ``nodes`` (nodes
+    used) and ``K`` (..., N) (0 at the nodes not used).
     """
     surface = surface_from_jets(J, H)
     good = surface["immersed"] & (weights > 0)
     K = torch.where(good, surface["K"], torch.zeros_like(surface["K"]))
     dA = surface["volume_element"] * weights * good
+    scale = torch.where(good, surface["volume_element"], torch.full_like(K, torch.nan))
+    cap = 1 / scale.nanmedian(dim=-1, keepdim=True).values  # NaN where no node is used
+    capped = torch.minimum(K.abs(), torch.nan_to_num(cap, nan=0.0))
     return {
         "total_abs": (K.abs() * dA).sum(-1),
+        "total_abs_capped": (capped * dA).sum(-1),
         "total": (K * dA).sum(-1),
         "area": dA.sum(-1),
         "non_immersed": ((~good) & (weights > 0)).sum(-1),
