@@ -175,6 +175,23 @@ def test_layer_zero_is_the_flat_affine_token_sheet():
     assert curvature.abs().max() < 1e-12
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("structured", [False, True])
+def test_classifier_reads_token_sequences_of_a_given_width(variant, structured):
+    model = build_classifier(
+        variant, depth=2, d_model=6, n_tokens=5, token_width=3, structured=structured, seed=1
+    )
+    sequences = torch.randn(7, 5, 3)
+    assert model(sequences).shape == (7,)
+    assert model.representation(sequences, 1).shape == (7, 6)
+    points = build_classifier(
+        variant, depth=2, d_model=6, n_tokens=5, structured=structured, seed=1
+    )
+    # the same attention weights whatever the tokeniser reads (it draws from its own generator)
+    blocks = dict(model.blocks.named_parameters())
+    assert all(torch.equal(blocks[n], p) for n, p in points.blocks.named_parameters())
+
+
 def test_bad_configuration_names_the_argument():
     with pytest.raises(ValueError, match="variant"):
         build_classifier("gated_sideways")
@@ -190,5 +207,7 @@ def test_bad_configuration_names_the_argument():
         build_classifier("ungated", depth=2).representation(torch.zeros(1, 2), 3)
     with pytest.raises(ValueError, match="pooling"):
         build_classifier("ungated", pooling="max")
+    with pytest.raises(ValueError, match="token_width"):
+        build_classifier("ungated", token_width=0)
     with pytest.raises(TypeError, match="model"):
         representation_map(torch.nn.Linear(2, 2))

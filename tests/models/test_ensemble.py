@@ -18,6 +18,7 @@ from curvlab.models.ensemble import (
     stack,
     train_ensemble,
 )
+from curvlab.models.real_data import load_tokens
 from curvlab.models.tasks import make_task
 
 SMALL = {"d_model": 4, "n_heads": 1, "n_tokens": 2}
@@ -104,3 +105,52 @@ def test_structured_models_are_measured_by_the_module_and_refused_by_einsum():
         ensemble_logits(ens, points, backend="einsum")
     with pytest.raises(ValueError, match="backend"):
         train_ensemble(ens, points, labels, epochs=2, learning_rate=0.1, backend="loop")
+
+
+def _digit_members(variant, seeds=(0, 1), n=48):
+    """Members of ``variant`` reading digit rows (8 tokens of 8), each on its own split."""
+    tasks = [load_tokens("digits", seed=s) for s in seeds]
+    models = [
+        build_classifier(variant, n_tokens=8, token_width=8, seed=s, **SMALL_SEQUENCE).double()
+        for s in seeds
+    ]
+    tokens = torch.stack([t.train_tokens[:n] for t in tasks])  # (E, n, 8, 8)
+    labels = torch.stack([t.train_labels[:n] for t in tasks]).double()  # (E, n)
+    return models, tokens, labels
+
+
+SMALL_SEQUENCE = {"d_model": 4, "n_heads": 1}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_variant_trains_on_digit_tokens_as_an_ensemble(variant):
+    models, tokens, labels = _digit_members(variant)
+    ens = stack(models)
+    with torch.no_grad():
+        expected = torch.stack([m(x) for m, x in zip(models, tokens, strict=True)])
+        assert torch.allclose(ensemble_logits(ens, tokens), expected, rtol=0, atol=1e-14)
+    record = train_ensemble(ens, tokens, labels, epochs=20, learning_rate=0.05)
+    curve = record["loss_curve"]  # (E, epochs)
+    assert (record["train_loss"] < 0.95 * curve[:, 0]).all()  # every member's loss fell by 5%
+    assert evaluate_ensemble(ens, tokens, labels)["accuracy"].shape == (2,)
+
+
+def test_einsum_training_on_token_sequences_equals_the_module_in_float64():
+    models, tokens, labels = _digit_members("gated_headwise", n=32)
+    by_module, by_einsum = stack(copy.deepcopy(models)), stack(copy.deepcopy(models))
+    expected = train_ensemble(by_module, tokens, labels, epochs=6, learning_rate=0.05)
+    fitted = train_ensemble(
+        by_einsum, tokens, labels, epochs=6, learning_rate=0.05, backend="einsum"
+    )
+    assert torch.allclose(fitted["loss_curve"], expected["loss_curve"], rtol=0, atol=1e-12)
+    for name, parameter in by_module.params.items():
+        assert torch.allclose(by_einsum.params[name], parameter, rtol=0, atol=1e-10)
+
+
+def test_data_of_the_wrong_input_shape_are_refused_by_name():
+    models, tokens, labels = _digit_members("ungated", n=8)
+    with pytest.raises(ValueError, match=r"points: expected a tensor \(E, n, 8, 8\)"):
+        train_ensemble(stack(models), tokens[..., :4], labels, epochs=2, learning_rate=0.1)
+    point_models, points, point_labels = _members("ungated", SMALL)
+    with pytest.raises(ValueError, match=r"points: expected a tensor \(E, n, 2\)"):
+        evaluate_ensemble(stack(point_models), tokens, point_labels[:, :8])

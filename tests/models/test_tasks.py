@@ -11,6 +11,7 @@ from curvlab.models.tasks import (
     NONLINEAR_TASKS,
     TASKS,
     PointTokenizer,
+    SequenceTokenizer,
     make_points,
     make_task,
 )
@@ -95,3 +96,33 @@ def test_bad_tokenizer_arguments_name_the_argument():
         PointTokenizer(n_tokens=0)
     with pytest.raises(ValueError, match="n_train"):
         make_task("xor", n_train=0)
+
+
+def test_sequence_tokenizer_embeds_each_token_by_its_own_affine_map():
+    tokenizer = SequenceTokenizer(n_tokens=3, token_width=4, d_model=6, seed=2).double()
+
+    def tokens(x):
+        return tokenizer(x.reshape(1, 3, 4)).reshape(4, 6)  # (T + 1, d)
+
+    x = torch.randn(12, dtype=torch.float64)
+    second = jacfwd(jacfwd(tokens))(x)
+    assert torch.equal(second, torch.zeros_like(second))  # affine in the sequence
+    first = jacfwd(tokens)(x).reshape(4, 6, 3, 4)  # d token / d x_s
+    assert torch.equal(first[0], torch.zeros(6, 3, 4, dtype=torch.float64))  # the constant token
+    for t in range(3):
+        assert torch.equal(first[t + 1, :, t], tokenizer.projections[t])  # token t+1 reads x_t ...
+        others = [s for s in range(3) if s != t]
+        assert torch.equal(first[t + 1][:, others], torch.zeros(6, 2, 4, dtype=torch.float64))
+
+
+def test_sequence_tokenizer_leaves_write_coordinates_zero_and_checks_its_input():
+    tokenizer = SequenceTokenizer(n_tokens=2, token_width=3, d_model=5, write_dim=2, seed=0)
+    tokens = tokenizer(torch.randn(4, 2, 3))
+    assert torch.equal(tokens[..., 3:], torch.zeros(4, 3, 2))
+    assert tokens[..., :3].abs().sum() > 0
+    with pytest.raises(ValueError, match="sequences"):
+        tokenizer(torch.randn(4, 3, 2))
+    with pytest.raises(ValueError, match="token_width"):
+        SequenceTokenizer(n_tokens=2, token_width=0)
+    with pytest.raises(ValueError, match="write_dim"):
+        SequenceTokenizer(n_tokens=2, token_width=3, d_model=4, write_dim=4)

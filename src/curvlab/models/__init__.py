@@ -3,6 +3,7 @@
 - :mod:`~curvlab.models.attention`  ungated and gated attention, classifiers, ``VARIANTS``;
 - :mod:`~curvlab.models.point_map`  the gated attention read-out of one point (the gates);
 - :mod:`~curvlab.models.tasks`  seeded synthetic classification tasks (``TASKS``);
+- :mod:`~curvlab.models.real_data`  bundled real datasets as binary token tasks (``DATASETS``);
 - :mod:`~curvlab.models.training`  fitting and evaluation, the device;
 - :mod:`~curvlab.models.ensemble`  many seeds of one model trained as one vectorised ensemble;
 - :mod:`~curvlab.models.convergence`  the convergence criterion and the retraining ladder;

@@ -20,7 +20,9 @@ nh heads, hs head size, d model width):
 - :class:`ReadWriteBlock`  the structured regime's layer: reads the first r coordinates, writes
   only into the other d − r, always residual: h ↦ h + (0, A(h_read)).
 - :class:`AttentionClassifier`  tokeniser, a stack of blocks, pooling (mean over tokens or the
-  CLS token), linear readout to one logit.
+  CLS token), linear readout to one logit.  The tokeniser takes a point x ∈ ℝ²
+  (:class:`~curvlab.models.tasks.PointTokenizer`) or, with ``token_width=w``, a sequence of
+  given tokens (B, T, w) (:class:`~curvlab.models.tasks.SequenceTokenizer`, real data).
 
 :func:`build_classifier` assembles the book's five variants (:data:`VARIANTS`),
 :func:`parameter_count` counts trainable parameters, and :func:`representation_map` turns a
@@ -49,7 +51,7 @@ import torch
 from torch import nn
 
 from curvlab.models.point_map import GATES, gated_attention_point_map
-from curvlab.models.tasks import PointTokenizer
+from curvlab.models.tasks import PointTokenizer, SequenceTokenizer
 
 __all__ = [
     "GATES",  # the point map's, re-exported (curvlab.models.point_map): one gate vocabulary
@@ -241,7 +243,8 @@ class ReadWriteBlock(nn.Module):
 class AttentionClassifier(nn.Module):
     """Point classifier: tokens -> blocks -> pool -> one logit.
 
-    ``forward(points)`` maps (B, 2) to logits (B,); :meth:`representation` gives the pooled
+    ``forward(points)`` maps (B, 2) to logits (B,) (or (B, T, w) sequences, with a
+    :class:`~curvlab.models.tasks.SequenceTokenizer`); :meth:`representation` gives the pooled
     hidden state (B, d) after ``layer`` blocks (0 = the tokens, -1 = the last block).
     ``pooling="mean"`` averages over all tokens, ``"cls"`` takes token 0.
 
@@ -250,7 +253,9 @@ class AttentionClassifier(nn.Module):
     (torch.Size([4]), torch.Size([4, 8]))
     """
 
-    def __init__(self, tokenizer: PointTokenizer, blocks, *, pooling: str = "mean"):
+    def __init__(
+        self, tokenizer: PointTokenizer | SequenceTokenizer, blocks, *, pooling: str = "mean"
+    ):
         super().__init__()
         if pooling not in ("mean", "cls"):
             raise ValueError(f"pooling: expected 'mean' or 'cls', got {pooling!r}")
@@ -335,6 +340,7 @@ def build_classifier(
     pooling: str = "mean",
     structured: bool = False,
     write_dim: int = 2,
+    token_width: int | None = None,
     seed: int = 0,
 ) -> AttentionClassifier:
     """A fresh :class:`AttentionClassifier` of one of :data:`VARIANTS`, initialised from ``seed``.
@@ -345,11 +351,17 @@ def build_classifier(
     the last ``write_dim``; the tokeniser leaves the write coordinates zero; ``residual`` and
     ``norm`` do not apply (the layer is residual by construction, no normalisation).  The
     tokeniser and the weights are drawn from ``seed`` without touching the global RNG.
+    ``token_width=None``: the model reads points (B, 2) (:class:`PointTokenizer`, ``n_tokens``
+    affine maps of the point); ``token_width=w``: it reads sequences (B, ``n_tokens``, w) of
+    given tokens (:class:`SequenceTokenizer`, each token embedded by its own affine map).
 
     >>> a = build_classifier("ungated", seed=1)
     >>> b = build_classifier("ungated", seed=1)
     >>> all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
     True
+    >>> digits = build_classifier("gated_elementwise", n_tokens=8, token_width=8)
+    >>> digits(torch.zeros(3, 8, 8)).shape
+    torch.Size([3])
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant: expected one of {VARIANTS}, got {variant!r}")
@@ -357,6 +369,14 @@ def build_classifier(
     _check_int("d_model", d_model, minimum=2)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed: expected an integer, got {seed!r}")
+    if token_width is not None:
+        _check_int("token_width", token_width)
+
+    def tokenizer_of(write: int):
+        if token_width is None:
+            return PointTokenizer(n_tokens, d_model, write_dim=write, seed=seed)
+        return SequenceTokenizer(n_tokens, token_width, d_model, write_dim=write, seed=seed)
+
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         if structured:
@@ -367,11 +387,11 @@ def build_classifier(
                     f"write_dim: must leave at least 2 read coordinates of d_model = {d_model}, "
                     f"got {write_dim}"
                 )
-            tokenizer = PointTokenizer(n_tokens, d_model, write_dim=write_dim, seed=seed)
+            tokenizer = tokenizer_of(write_dim)
             attention = _attention(variant, d_model, n_heads, d_in=read_dim, d_out=write_dim)
             blocks = [ReadWriteBlock(attention)] * depth  # one module, L times: weight-tied
         else:
-            tokenizer = PointTokenizer(n_tokens, d_model, seed=seed)
+            tokenizer = tokenizer_of(0)
             blocks = [
                 AttentionBlock(_attention(variant, d_model, n_heads), residual=residual, norm=norm)
                 for _ in range(depth)

@@ -1,9 +1,10 @@
 """Training many classifiers of one shape at once: a vectorised ensemble over a member axis.
 
 E classifiers built by :func:`curvlab.models.attention.build_classifier` with the same variant and
-widths (any seeds, any tasks: each member has its own data) are stacked along a leading
-member axis with ``torch.func.stack_module_state``: every parameter becomes one tensor
-(E, ...).  The E logits come from those stacked tensors by one of two forward passes:
+widths (any seeds, any tasks: each member has its own data, points (n, 2) or token sequences
+(n, T, w) as the classifier reads) are stacked along a leading member axis with
+``torch.func.stack_module_state``: every parameter becomes one tensor (E, ...).  The E logits
+come from those stacked tensors by one of two forward passes:
 
 - ``backend="vmap"`` (default, and the only one used to measure): ``torch.func.vmap`` of
   ``torch.func.functional_call`` of the ``nn.Module`` itself (one member, the template);
@@ -270,8 +271,11 @@ def _block(ens: Ensemble, params: dict, index: int, h: torch.Tensor) -> torch.Te
 
 def _tokens(ens: Ensemble, points: torch.Tensor) -> torch.Tensor:
     buffers = ens.buffers
-    projections = buffers["tokenizer.projections"].to(points.dtype)  # (E, T, d, 2)
-    tokens = torch.einsum("etdk,ebk->ebtd", projections, points)
+    projections = buffers["tokenizer.projections"].to(points.dtype)  # (E, T, d, k)
+    if points.ndim == 3:  # points (E, B, 2): every token reads the point
+        tokens = torch.einsum("etdk,ebk->ebtd", projections, points)
+    else:  # sequences (E, B, T, w): token t reads x_t
+        tokens = torch.einsum("etdk,ebtk->ebtd", projections, points)
     tokens = tokens + buffers["tokenizer.offsets"].to(points.dtype)[:, None]
     E, B = points.shape[:2]
     cls = buffers["tokenizer.cls"].to(points.dtype)[:, None, None, :].expand(E, B, 1, -1)
@@ -297,8 +301,10 @@ def _einsum_logits(ens: Ensemble, points: torch.Tensor, params: dict) -> torch.T
 
 
 def _check_data(ens: Ensemble, points, labels) -> None:
-    if not isinstance(points, torch.Tensor) or points.ndim != 3 or points.shape[-1] != 2:
-        raise ValueError("points: expected a tensor (E, n, 2)")
+    input_shape = ens.template.tokenizer.input_shape  # (2,) points, (T, w) sequences
+    if not isinstance(points, torch.Tensor) or tuple(points.shape[2:]) != input_shape:
+        expected = ", ".join(["E", "n", *map(str, input_shape)])
+        raise ValueError(f"points: expected a tensor ({expected})")
     if points.shape[0] != ens.size:
         raise ValueError(f"points: expected {ens.size} members, got {points.shape[0]}")
     if not isinstance(labels, torch.Tensor) or labels.shape != points.shape[:2]:
@@ -320,7 +326,8 @@ def train_ensemble(
 ) -> dict:
     """Train every member on its own full batch with Adam for ``epochs`` epochs, in place.
 
-    ``points`` (E, n, 2), ``labels`` (E, n) in {0, 1}.  Returns ``loss_curve`` and
+    ``points`` (E, n, 2), or (E, n, T, w) token sequences for a classifier built with
+    ``token_width=w``; ``labels`` (E, n) in {0, 1}.  Returns ``loss_curve`` and
     ``accuracy_curve`` (E, epochs) (training loss and accuracy before each step), the final
     ``train_loss`` and ``train_accuracy`` (E,), ``converged`` (E,) bools by the loss plateau
     of :func:`plateau`, ``plateau_change``, ``seconds`` and ``snapshots``: for each epoch t of

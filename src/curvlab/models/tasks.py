@@ -27,6 +27,10 @@ the attention layers, not from the tokeniser (Fourier features would curve the i
 before attention sees it).  With ``write_dim = m > 0`` only the first d − m coordinates of each
 token are filled and the last m are zero: the read/write split of the structured regime
 (:mod:`curvlab.models.attention`).
+
+Data that already come as a sequence (:mod:`curvlab.models.real_data`: T tokens of w features)
+are embedded the same way, token by token (:class:`SequenceTokenizer`): token_0 = c and
+token_t = A_t x_t + b_t with A_t ∈ ℝ^{d×w}, fixed and seeded, affine in the input again.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ __all__ = [
     "NONLINEAR_TASKS",
     "TASKS",
     "PointTokenizer",
+    "SequenceTokenizer",
     "Task",
     "make_points",
     "make_task",
@@ -220,6 +225,18 @@ def make_task(
     )
 
 
+def _check_write_dim(write_dim, d_model: int, read: int, reason: str) -> int:
+    """``write_dim`` checked to leave at least ``read`` read coordinates of ``d_model``."""
+    if isinstance(write_dim, bool) or not isinstance(write_dim, int):
+        raise ValueError(f"write_dim: expected an integer, got {write_dim!r}")
+    if not 0 <= write_dim <= d_model - read:
+        raise ValueError(
+            f"write_dim: expected 0 <= write_dim <= d_model - {read} = {d_model - read} (the "
+            f"read part must {reason}), got {write_dim}"
+        )
+    return write_dim
+
+
 class PointTokenizer(nn.Module):
     """x ∈ ℝ² -> T + 1 tokens in ℝ^d: a constant token c, then A_t x + b_t (fixed, seeded).
 
@@ -237,13 +254,7 @@ class PointTokenizer(nn.Module):
         super().__init__()
         _check_positive_int("n_tokens", n_tokens)
         _check_positive_int("d_model", d_model, minimum=2)
-        if isinstance(write_dim, bool) or not isinstance(write_dim, int):
-            raise ValueError(f"write_dim: expected an integer, got {write_dim!r}")
-        if not 0 <= write_dim <= d_model - 2:
-            raise ValueError(
-                f"write_dim: expected 0 <= write_dim <= d_model - 2 = {d_model - 2} (the read "
-                f"part must hold the 2-D input), got {write_dim}"
-            )
+        _check_write_dim(write_dim, d_model, 2, "hold the 2-D input")
         generator = torch.Generator().manual_seed(seed)
         read = d_model - write_dim
         projections = torch.zeros(n_tokens, d_model, 2)
@@ -257,9 +268,71 @@ class PointTokenizer(nn.Module):
         self.register_buffer("offsets", offsets)  # (T, d)
         self.register_buffer("cls", cls)  # (d,)
 
+    @property
+    def input_shape(self) -> tuple[int]:
+        """(2,): the shape of one input point."""
+        return (2,)
+
     def forward(self, points: torch.Tensor) -> torch.Tensor:
         projections = self.projections.to(points.dtype)
         tokens = torch.einsum("tdk,bk->btd", projections, points)  # (B, T, d)
         tokens = tokens + self.offsets.to(points.dtype)  # (B, T, d)
         cls = self.cls.to(points.dtype).expand(points.shape[0], 1, self.d_model)  # (B, 1, d)
+        return torch.cat([cls, tokens], dim=1)  # (B, T + 1, d)
+
+
+class SequenceTokenizer(nn.Module):
+    """T given tokens x_t ∈ ℝ^w -> T + 1 tokens in ℝ^d: a constant token c, then A_t x_t + b_t.
+
+    ``forward`` maps sequences (B, T, w) to tokens (B, T + 1, d), in the dtype of the input.
+    The maps are buffers (not trained), drawn from ``seed``: A_t has N(0, 1/w) entries (a token
+    of w unit-variance, uncorrelated features gets coordinates of unit variance), b_t and c
+    have N(0, 0.5²) entries, as :class:`PointTokenizer`'s.  With ``write_dim = m`` the last m
+    coordinates of every token are zero.  ``input_shape`` is (T, w).
+
+    >>> tok = SequenceTokenizer(n_tokens=3, token_width=5, d_model=4, seed=0)
+    >>> tok(torch.zeros(2, 3, 5)).shape, tok.input_shape
+    (torch.Size([2, 4, 4]), (3, 5))
+    """
+
+    def __init__(
+        self, n_tokens: int, token_width: int, d_model: int = 8, *, write_dim: int = 0, seed=0
+    ):
+        super().__init__()
+        _check_positive_int("n_tokens", n_tokens)
+        _check_positive_int("token_width", token_width)
+        _check_positive_int("d_model", d_model, minimum=2)
+        _check_write_dim(write_dim, d_model, 1, "not be empty")
+        generator = torch.Generator().manual_seed(seed)
+        read = d_model - write_dim
+        projections = torch.zeros(n_tokens, d_model, token_width)
+        offsets = torch.zeros(n_tokens, d_model)
+        cls = torch.zeros(d_model)
+        scale = 1 / math.sqrt(token_width)
+        projections[:, :read] = scale * torch.randn(
+            n_tokens, read, token_width, generator=generator
+        )
+        offsets[:, :read] = 0.5 * torch.randn(n_tokens, read, generator=generator)
+        cls[:read] = 0.5 * torch.randn(read, generator=generator)
+        self.n_tokens, self.token_width = n_tokens, token_width
+        self.d_model, self.write_dim = d_model, write_dim
+        self.register_buffer("projections", projections)  # (T, d, w)
+        self.register_buffer("offsets", offsets)  # (T, d)
+        self.register_buffer("cls", cls)  # (d,)
+
+    @property
+    def input_shape(self) -> tuple[int, int]:
+        """(T, w): the shape of one input sequence."""
+        return (self.n_tokens, self.token_width)
+
+    def forward(self, sequences: torch.Tensor) -> torch.Tensor:
+        if sequences.ndim != 3 or tuple(sequences.shape[1:]) != self.input_shape:
+            raise ValueError(
+                f"sequences: expected shape (B, {self.n_tokens}, {self.token_width}), "
+                f"got {tuple(sequences.shape)}"
+            )
+        projections = self.projections.to(sequences.dtype)
+        tokens = torch.einsum("tdk,btk->btd", projections, sequences)  # (B, T, d)
+        tokens = tokens + self.offsets.to(sequences.dtype)  # (B, T, d)
+        cls = self.cls.to(sequences.dtype).expand(sequences.shape[0], 1, self.d_model)
         return torch.cat([cls, tokens], dim=1)  # (B, T + 1, d)
