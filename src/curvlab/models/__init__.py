@@ -2,6 +2,7 @@
 
 - :mod:`~curvlab.models.attention`  ungated and gated attention, classifiers, ``VARIANTS``;
 - :mod:`~curvlab.models.language_model`  a small decoder-only transformer with those layers;
+- :mod:`~curvlab.models.corpus`  its corpus: the pinned SymPy's docstrings, split by file;
 - :mod:`~curvlab.models.point_map`  the gated attention read-out of one point (the gates);
 - :mod:`~curvlab.models.tasks`  seeded synthetic classification tasks (``TASKS``);
 - :mod:`~curvlab.models.training`  fitting and evaluation, the device;
