@@ -13,6 +13,7 @@ from curvlab.models.attention import (
     GatedSelfAttention,
     ReadWriteBlock,
     SoftmaxSelfAttention,
+    build_attention,
     build_classifier,
     parameter_count,
     representation_map,
@@ -77,6 +78,19 @@ def test_additive_identity_control_is_linear_in_the_extra_map():
     x = torch.randn(2, 3, 4, dtype=torch.float64)
     expected = ungated(x) + control.shift(x) @ control.output.weight.T
     assert torch.allclose(control(x), expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_causal_attention_reads_only_the_prefix(variant):
+    torch.manual_seed(4)
+    causal = build_attention(variant, 4, 2, causal=True).double()
+    plain = build_attention(variant, 4, 2).double()
+    plain.load_state_dict(causal.state_dict())
+    x = torch.randn(2, 5, 4, dtype=torch.float64)
+    out = causal(x)
+    for t in range(5):  # output t is the unmasked layer's last output on tokens 0..t
+        assert torch.allclose(out[:, t], plain(x[:, : t + 1])[:, t], atol=1e-12)
+    assert not torch.allclose(out, plain(x))  # the mask matters on the whole sequence
 
 
 def test_gate_ablation_and_matched_control_have_equal_parameter_counts():
@@ -199,6 +213,10 @@ def test_bad_configuration_names_the_argument():
         SoftmaxSelfAttention(6, 4)
     with pytest.raises(ValueError, match="gate"):
         GatedSelfAttention(4, 2, gate="tokenwise")
+    with pytest.raises(ValueError, match="causal"):
+        GatedSelfAttention(4, 2, causal="yes")
+    with pytest.raises(ValueError, match="variant"):
+        build_attention("gated_sideways", 4, 2)
     with pytest.raises(ValueError, match="nonlinearity"):
         AdditiveSelfAttention(4, 2, nonlinearity="relu")
     with pytest.raises(ValueError, match="write_dim"):

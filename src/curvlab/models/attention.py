@@ -4,10 +4,12 @@ The file, top to bottom (one concept per class; shapes as comments, B batch, T t
 nh heads, hs head size, d model width):
 
 - :class:`SoftmaxSelfAttention`  ungated multi-head attention, Y = softmax(QKᵀ/√hs) V, then
-  the output projection W_O.  Y = Σ_s α_ts V_s is affine in the attention weights.  Its inner
-  width (of Q, K, V and Y) is ``d_attn``, by default ``d_model``; the width-matched ungated
-  model raises it until its parameter count matches the elementwise gate's
-  (:func:`matched_width`).
+  the output projection W_O; ``causal=True`` masks the future (token t attends to s ≤ t only:
+  the scores of s > t are −∞ before the softmax, so their weights are exactly 0), as in a
+  language model (:mod:`curvlab.models.language_model`).  Y = Σ_s α_ts V_s is affine in the
+  attention weights.  Its inner width (of Q, K, V and Y) is ``d_attn``, by default
+  ``d_model``; the width-matched ungated model raises it until its parameter count matches the
+  elementwise gate's (:func:`matched_width`).
 - :class:`GatedSelfAttention`  Qiu et al.'s G1 gate: Y' = Y ⊙ σ(X W_θ + b_θ) right after the
   attention and before W_O, X the (pre-norm) hidden state the Q/K/V projections read.
   ``gate="headwise"``: W_θ ∈ ℝ^{d×nh}, one scalar per head broadcast over its hs channels;
@@ -24,7 +26,8 @@ nh heads, hs head size, d model width):
   (:class:`~curvlab.models.tasks.PointTokenizer`) or, with ``token_width=w``, a sequence of
   given tokens (B, T, w) (:class:`~curvlab.models.tasks.SequenceTokenizer`, real data).
 
-:func:`build_classifier` assembles the book's five variants (:data:`VARIANTS`),
+:func:`build_attention` makes one layer of a variant of :data:`VARIANTS`,
+:func:`build_classifier` assembles the book's five variants into a classifier,
 :func:`parameter_count` counts trainable parameters, and :func:`representation_map` turns a
 trained classifier into the map x ∈ ℝ² ↦ pooled representation ∈ ℝ^d that
 :mod:`curvlab.curvature` measures.  The same read-out as a pure function of one point, with
@@ -62,6 +65,7 @@ __all__ = [
     "GatedSelfAttention",
     "ReadWriteBlock",
     "SoftmaxSelfAttention",
+    "build_attention",
     "build_classifier",
     "gated_attention_point_map",  # re-exported from curvlab.models.point_map
     "matched_width",
@@ -95,10 +99,12 @@ def _check_int(name: str, value, minimum: int = 1) -> int:
 
 
 class SoftmaxSelfAttention(nn.Module):
-    """Ungated multi-head softmax self-attention (no mask), Y W_O with Y = softmax(QKᵀ/√hs) V.
+    """Ungated multi-head softmax self-attention, Y W_O with Y = softmax(QKᵀ/√hs + M) V.
 
     Reads hidden states of width ``d_in`` (default ``d_model``), attends with ``n_heads`` heads
-    of size d_model / n_heads, and writes width ``d_out`` (default ``d_model``).
+    of size d_model / n_heads, and writes width ``d_out`` (default ``d_model``).  The mask M is
+    absent by default; ``causal=True`` sets M_ts = −∞ for s > t (query t, key s), so a token
+    never reads a later one (the non-causal path is untouched by the option).
     :meth:`modulate` is the hook at Qiu et al.'s G1 position (after the attention, before W_O);
     here it is the identity.
 
@@ -107,8 +113,13 @@ class SoftmaxSelfAttention(nn.Module):
     torch.Size([3, 5, 8])
     """
 
-    def __init__(self, d_model: int, n_heads: int = 2, *, d_in=None, d_out=None, d_attn=None):
+    def __init__(
+        self, d_model: int, n_heads: int = 2, *, d_in=None, d_out=None, d_attn=None, causal=False
+    ):
         super().__init__()
+        if not isinstance(causal, bool):
+            raise ValueError(f"causal: expected True or False, got {causal!r}")
+        self.causal = causal
         _check_int("d_model", d_model)
         _check_int("n_heads", n_heads)
         self.d_in = d_model if d_in is None else _check_int("d_in", d_in)
@@ -134,6 +145,9 @@ class SoftmaxSelfAttention(nn.Module):
         q, k, v = self.query_key_value(x).split(self.d_model, dim=-1)  # (B, T, d) each
         q, k, v = self._heads(q), self._heads(k), self._heads(v)  # (B, nh, T, hs)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)  # (B, nh, T, T)
+        if self.causal:
+            future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)  # (T, T): s > t
+            scores = scores.masked_fill(future, float("-inf"))  # (B, nh, T, T)
         weights = torch.softmax(scores, dim=-1)  # (B, nh, T, T), rows on the simplex
         y = weights @ v  # (B, nh, T, hs)
         y = self.modulate(y, x)  # (B, nh, T, hs)
@@ -152,8 +166,8 @@ class GatedSelfAttention(SoftmaxSelfAttention):
     (torch.Size([3, 5, 8]), (2, 8))
     """
 
-    def __init__(self, d_model: int, n_heads: int = 2, *, gate: str = "headwise", **widths):
-        super().__init__(d_model, n_heads, **widths)
+    def __init__(self, d_model: int, n_heads: int = 2, *, gate: str = "headwise", **options):
+        super().__init__(d_model, n_heads, **options)
         if gate not in ("headwise", "elementwise"):
             raise ValueError(f"gate: expected 'headwise' or 'elementwise', got {gate!r}")
         self.gate_kind = gate
@@ -184,8 +198,8 @@ class AdditiveSelfAttention(SoftmaxSelfAttention):
         "identity": lambda t: t,
     }
 
-    def __init__(self, d_model: int, n_heads: int = 2, *, nonlinearity: str = "tanh", **widths):
-        super().__init__(d_model, n_heads, **widths)
+    def __init__(self, d_model: int, n_heads: int = 2, *, nonlinearity: str = "tanh", **options):
+        super().__init__(d_model, n_heads, **options)
         if nonlinearity not in self._NONLINEARITIES:
             raise ValueError(
                 f"nonlinearity: expected one of {tuple(self._NONLINEARITIES)}, got {nonlinearity!r}"
@@ -315,16 +329,23 @@ def matched_width(d_model: int, n_heads: int = 2, *, d_in=None, d_out=None) -> i
     return min(widths, key=lambda w: (abs(_attention_parameters(d_in, w, d_out) - target), w))
 
 
-def _attention(variant: str, d_model: int, n_heads: int, **widths) -> SoftmaxSelfAttention:
+def build_attention(variant: str, d_model: int, n_heads: int, **options) -> SoftmaxSelfAttention:
+    """One attention layer of ``variant`` (one of :data:`VARIANTS`); ``options`` are the
+    layer's keywords (``d_in``, ``d_out``, ``causal``).
+
+    >>> type(build_attention("ablation", 8, 2, causal=True)).__name__
+    'AdditiveSelfAttention'
+    """
     if variant == "ungated":
-        return SoftmaxSelfAttention(d_model, n_heads, **widths)
+        return SoftmaxSelfAttention(d_model, n_heads, **options)
     if variant == "ungated_wide":
+        widths = {name: options[name] for name in ("d_in", "d_out") if name in options}
         d_attn = matched_width(d_model, n_heads, **widths)
-        return SoftmaxSelfAttention(d_model, n_heads, d_attn=d_attn, **widths)
+        return SoftmaxSelfAttention(d_model, n_heads, d_attn=d_attn, **options)
     if variant in ("gated_headwise", "gated_elementwise"):
-        return GatedSelfAttention(d_model, n_heads, gate=variant.removeprefix("gated_"), **widths)
+        return GatedSelfAttention(d_model, n_heads, gate=variant.removeprefix("gated_"), **options)
     if variant == "ablation":
-        return AdditiveSelfAttention(d_model, n_heads, nonlinearity="tanh", **widths)
+        return AdditiveSelfAttention(d_model, n_heads, nonlinearity="tanh", **options)
     raise ValueError(f"variant: expected one of {VARIANTS}, got {variant!r}")
 
 
@@ -388,12 +409,14 @@ def build_classifier(
                     f"got {write_dim}"
                 )
             tokenizer = tokenizer_of(write_dim)
-            attention = _attention(variant, d_model, n_heads, d_in=read_dim, d_out=write_dim)
+            attention = build_attention(variant, d_model, n_heads, d_in=read_dim, d_out=write_dim)
             blocks = [ReadWriteBlock(attention)] * depth  # one module, L times: weight-tied
         else:
             tokenizer = tokenizer_of(0)
             blocks = [
-                AttentionBlock(_attention(variant, d_model, n_heads), residual=residual, norm=norm)
+                AttentionBlock(
+                    build_attention(variant, d_model, n_heads), residual=residual, norm=norm
+                )
                 for _ in range(depth)
             ]
         return AttentionClassifier(tokenizer, blocks, pooling=pooling)
