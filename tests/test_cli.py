@@ -2,6 +2,7 @@
 command falling through into another, and each study writing its result."""
 
 import csv
+import functools
 import json
 import subprocess
 import sys
@@ -104,12 +105,18 @@ def test_module_entry_point_shows_help():
 
 
 @pytest.mark.slow
-def test_reproduce_subcommand_writes_runs_and_claims(tmp_path, monkeypatch):
+def test_reproduce_subcommand_writes_runs_and_claims(tmp_path, monkeypatch, tiny_study):
     import curvlab.studies.reproduce as reproduce_module
 
     geometric = [{"claim": "T1", "statement": "flat", "checks": {"a": True}, "passed": 1}]
     geometric[0] |= {"n_checks": 1, "verdict": "reproduced"}
     monkeypatch.setattr(reproduce_module, "geometric_claims", lambda **options: geometric)
+    # The command line has no quadrature options: the study it starts estimates curvature on
+    # the tiny configuration's coarse grid, not on the plan's (the costly part of a study).
+    quadrature = {key: tiny_study()[key] for key in ("grid", "grid_check", "rho_points")}
+    monkeypatch.setattr(
+        reproduce_module, "reproduce", functools.partial(reproduce_module.reproduce, **quadrature)
+    )
     out = tmp_path / "out"
     arguments = (
         "reproduce --scale small --seeds 3 --epochs 3 --tasks xor,blobs --device cpu "
