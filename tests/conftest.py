@@ -32,6 +32,8 @@ def tiny_study_config(tmp_path, **overrides) -> dict:
         "grid": 8,  # both studies: coarse quadrature, a few ρ points (the plan's are costly)
         "grid_check": 16,
         "rho_points": 16,
+        "adaptive_base": 8,  # the confirmatory study's adaptive rule from coarse grids
+        "adaptive_check_base": 16,
         "directory": tmp_path / "cache",
         "progress": False,
         **overrides,

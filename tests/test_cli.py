@@ -113,7 +113,10 @@ def test_reproduce_subcommand_writes_runs_and_claims(tmp_path, monkeypatch, tiny
     monkeypatch.setattr(reproduce_module, "geometric_claims", lambda **options: geometric)
     # The command line has no quadrature options: the study it starts estimates curvature on
     # the tiny configuration's coarse grid, not on the plan's (the costly part of a study).
-    quadrature = {key: tiny_study()[key] for key in ("grid", "grid_check", "rho_points")}
+    quadrature = {
+        key: tiny_study()[key]
+        for key in ("grid", "grid_check", "rho_points", "adaptive_base", "adaptive_check_base")
+    }
     monkeypatch.setattr(
         reproduce_module, "reproduce", functools.partial(reproduce_module.reproduce, **quadrature)
     )

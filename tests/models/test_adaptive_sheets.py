@@ -54,3 +54,26 @@ def test_bad_arguments_are_named():
         adaptive_sheet(ens, train_x[0], 0.2)
     with pytest.raises(ValueError, match="train_points"):
         adaptive_sheet(ens, torch.cat([train_x, train_x]), 0.2)
+
+
+def test_the_spike_map_agrees_with_the_adaptive_integral_and_its_grid():
+    import numpy as np
+
+    from curvlab.models.adaptive_sheets import spike_map
+
+    ens, train_x = _trained_sheets(members=(("xor", 0),), epochs=60)
+    spikes = spike_map(ens, train_x, grid=32, base=8, tolerance=0.05)
+    alone = adaptive_sheet(ens, train_x, base=8, tolerance=0.05)
+    assert spikes["integral"] == float(alone["total_abs"][0])  # the same rule, recorded
+    assert spikes["K_abs"].shape == spikes["sigma_max"].shape == (32, 32)
+    assert spikes["peak_K"] == np.nanmax(spikes["K_abs"])
+    assert (np.nan_to_num(spikes["sigma_max"]) >= np.nan_to_num(spikes["sigma_min"])).all()
+    assert 0.01 <= spikes["top_share"] <= 1.0  # the top 1% of cells hold at least 1%
+    low, high = train_x[0].amin(0).numpy(), train_x[0].amax(0).numpy()
+    assert ((spikes["evaluated"] >= low) & (spikes["evaluated"] <= high)).all()
+    assert len(spikes["evaluated"]) >= int(alone["evaluations"][0])
+    # row i of the maps lies at y[i]: the peak's coordinates are its node's
+    i, j = np.unravel_index(np.nanargmax(spikes["K_abs"]), spikes["K_abs"].shape)
+    assert spikes["peak"] == (spikes["x"][j], spikes["y"][i])
+    with pytest.raises(ValueError, match="ens"):
+        spike_map(*_trained_sheets(epochs=2), grid=16)  # two members

@@ -374,3 +374,28 @@ def test_step_error_plot_leaves_a_gap_where_the_estimate_failed():
     assert lines["float64"].get_color() == plotting.COLORS["ungated"]
     with pytest.raises(ValueError, match="one value per step"):
         plotting.plot_step_errors(h, {"float64": h[:3]})
+
+
+def test_the_spike_figure_has_its_three_panels_and_refuses_other_dicts():
+    import numpy as np
+
+    from curvlab.plotting import plot_curvature_spikes
+
+    x = y = np.linspace(0.0, 1.0, 16)
+    K = np.outer(y, x) + 1e-3
+    K[0, 0] = np.nan  # outside the domain
+    spikes = {
+        "x": x,
+        "y": y,
+        "K_abs": K,
+        "sigma_max": K + 1.0,
+        "evaluated": np.random.default_rng(0).random((50, 2)),
+        "peak": (1.0, 1.0),
+    }
+    fig, axes = plot_curvature_spikes(spikes, title="t")
+    assert len(axes) == 3 and "50" in axes[2].get_title()
+    plt.close(fig)
+    with pytest.raises(ValueError, match="spikes"):
+        plot_curvature_spikes({"x": x})
+    with pytest.raises(ValueError, match="domain"):
+        plot_curvature_spikes({**spikes, "K_abs": np.full((16, 16), np.nan)})

@@ -10,7 +10,7 @@ import torch
 
 from curvlab.analysis import stats
 from curvlab.analysis.empirical import SENSITIVITY_FIELDS
-from curvlab.analysis.plan import PLAN, plan_sha256
+from curvlab.analysis.plan import PLAN, PLAN_V2, plan_sha256
 from curvlab.analysis.schema import validate_claims_document
 from curvlab.geometry.curvature import gaussian_curvature
 from curvlab.models.attention import VARIANTS, build_classifier, representation_map
@@ -201,7 +201,7 @@ def test_tiny_reproduction_writes_complete_consistent_files(tmp_path, tiny_study
     ]
     assert len(by_rule["exploratory", "ladder"]) == 4 * 4 * len(VARIANTS)
     fresh = {int(r["seed"]) for r in by_rule["confirmatory", "fixed_budget"]}
-    assert fresh == set(PLAN.confirmatory_seeds[:3]) and not fresh & set(range(4))
+    assert fresh == set(PLAN_V2.confirmatory_seeds[:3]) and not fresh & set(range(4))
     assert {r["converged"] for r in rows} <= {"True", "False"}
     ladder = budgets(6, 1)
     assert {int(r["epochs"]) for r in rows} <= set(ladder)
@@ -214,14 +214,23 @@ def test_tiny_reproduction_writes_complete_consistent_files(tmp_path, tiny_study
         if r["rule"] == "ladder" and int(r["epochs"]) < ladder[-1]
     )
     # the quadrature check ran on every plan-stride seed at twice the grid
-    checked = [r for r in by_rule["confirmatory", "fixed_budget"] if r["curvature_total_abs_fine"]]
-    stride = PLAN.curvature.convergence_seed_stride
+    primary = by_rule["confirmatory", "fixed_budget"]
+    checked = [r for r in primary if r["curvature_total_abs_fine"]]
+    stride = PLAN_V2.curvature.convergence_seed_stride
     assert {int(r["seed"]) for r in checked} == {s for s in fresh if s % stride == 0}
+    # the adaptive rule on the plan's models only, from the second base grid on checked seeds
+    adaptive = PLAN_V2.curvature.models
+    assert all(bool(r["curvature_adaptive"]) == (r["model"] in adaptive) for r in primary)
+    assert all(
+        bool(r["curvature_adaptive_check"]) == (r["model"] in adaptive and r in checked)
+        for r in primary
+    )
+    assert not any(r["curvature_adaptive"] for r in by_rule["exploratory", "ladder"])
     with (out / "loss_curves.csv").open() as handle:
         curve_rows = list(csv.DictReader(handle))
     assert all(0 <= int(c["epoch"]) < int(c["budget"]) for c in curve_rows)
     document = json.loads((out / "claims.json").read_text())
-    validate_claims_document(document, plan=PLAN)  # the schema, the plan's hash and Holm
+    validate_claims_document(document, plan=PLAN_V2)  # the schema, the plan's hash and Holm
     assert document == result.claims_document()
     claims = document["claims"]
     for claim in claims:
@@ -232,12 +241,23 @@ def test_tiny_reproduction_writes_complete_consistent_files(tmp_path, tiny_study
     for study in ("exploratory", "confirmatory"):
         named = {c["claim"] for c in claims if c["study"] == study}
         assert named >= {"E1-sheet", "E1-specific", "E1-linear", "E2", "E2-linear", "E3"}
+    confirmed = {c["claim"]: c for c in claims if c["study"] == "confirmatory"}
+    assert confirmed["E1-sheet"]["measure"] == "log_curvature_adaptive"
+    assert confirmed["E1-capped"]["p_holm"] is None  # secondary: outside the Holm family
     meta = json.loads((out / "meta.json").read_text())
-    assert meta["plan_sha256"] == document["plan_sha256"] == plan_sha256(PLAN)
-    quadrature = meta["confirmatory"]["quadrature"]
-    assert quadrature["n_runs"] == len(checked)
-    assert quadrature["grid_check"] == 2 * quadrature["grid"]
-    assert quadrature["converged"] == (quadrature["median_log_ratio"] < quadrature["threshold"])
+    assert meta["plan_sha256"] == document["plan_sha256"] == plan_sha256(PLAN_V2)
+    assert meta["exploratory_plan_sha256"] == plan_sha256(PLAN)
+    estimators = meta["confirmatory"]["estimators"]
+    uniform, adaptive = estimators["uniform"], estimators["adaptive"]
+    assert uniform["n_runs"] == len(checked)
+    assert uniform["grid_check"] == 2 * uniform["grid"]
+    assert uniform["converged"] == (uniform["median_log_ratio"] < uniform["threshold"])
+    assert adaptive["n_runs"] == sum(bool(r["curvature_adaptive_check"]) for r in primary)
+    assert (adaptive["grid"], adaptive["grid_check"]) == (8, 16)  # the tiny study's bases
+    assert adaptive["converged"] == (
+        max(adaptive["median_log_ratio"], adaptive["p90_log_ratio"]) < adaptive["threshold"]
+    )
+    assert adaptive["evaluations"]["sheets"] == sum(bool(r["curvature_adaptive"]) for r in primary)
     assert not meta["confirmatory"]["follows_plan"]  # a tiny study changes the protocol
     from curvlab.plotting import write_figures  # what the command line draws
 

@@ -331,11 +331,12 @@ def claims(
 
 def per_task_effects(runs: Sequence[dict], *, depth: int = 1, plan: dict = ANALYSIS):
     """Per task: the paired difference gated − each other model over seeds, for test accuracy
-    and log ∫|K| dA, with the unadjusted 95% interval and d_z (the forest plot's rows)."""
+    and log ∫|K| dA (``plan["correlation_measure"]``), with the unadjusted 95% interval and
+    d_z (the forest plot's rows)."""
     rows = []
     present = [t for t in TASKS if t in {r["task"] for r in runs}]
     models = sorted({r["model"] for r in runs} - {plan["gated"]}, key=VARIANTS.index)
-    for measure in ("test_accuracy", "log_curvature_total_abs"):
+    for measure in ("test_accuracy", plan["correlation_measure"]):
         for task in present:
             for other in models:
                 a, b, seeds = _per_seed(runs, measure, plan["gated"], other, [task], depth)
@@ -386,41 +387,56 @@ def analyse(
 
 
 def quadrature_convergence(
-    runs: Sequence[dict], *, grid: int, grid_check: int, threshold: float
+    runs: Sequence[dict],
+    *,
+    grid: int,
+    grid_check: int,
+    threshold: float,
+    measure: str = "curvature_total_abs",
+    check: str = "curvature_total_abs_fine",
+    quantile: bool = False,
 ) -> dict:
-    """How far each run's ∫|K| dA moves when its grid is doubled, on the runs that carry both
-    (``curvature_total_abs`` at ``grid`` points per axis, ``curvature_total_abs_fine`` at
-    ``grid_check``): per run |log(I_P / I_2P)|; its median over all such runs and per model,
-    the 90th percentile, the count, and whether the median is below ``threshold`` (the plan's
-    criterion).
+    """How far each run's integral moves between two resolutions, on the runs that carry both
+    (``measure`` at ``grid``, ``check`` at ``grid_check``; by default ∫|K| dA at ``grid`` and
+    at ``grid_check`` points per axis): per run |log(I_P / I_2P)|; its median over all such
+    runs and per model, the 90th percentile, the count, and whether the criterion holds: the
+    median below ``threshold`` (version 1 of the plan), and with ``quantile`` the 90th
+    percentile too (version 2).
 
     >>> runs = [{"model": "ungated", "curvature_total_abs": 1.0, "curvature_total_abs_fine": f}
     ...         for f in (1.01, 1.02, 0.5)]
     >>> q = quadrature_convergence(runs, grid=64, grid_check=128, threshold=0.05)
     >>> q["n_runs"], round(q["median_log_ratio"], 4), q["converged"]
     (3, 0.0198, True)
+    >>> quadrature_convergence(runs, grid=64, grid_check=128, threshold=0.05, quantile=True)[
+    ...     "converged"]
+    False
     """
     import numpy as np
 
     pairs = [
-        (r["model"], abs(math.log(r["curvature_total_abs"] / r["curvature_total_abs_fine"])))
+        (r["model"], abs(math.log(r[measure] / r[check])))
         for r in runs
-        if (r.get("curvature_total_abs") or 0) > 0 and (r.get("curvature_total_abs_fine") or 0) > 0
+        if (r.get(measure) or 0) > 0 and (r.get(check) or 0) > 0
     ]
     if not pairs:
-        raise ValueError("runs: no run carries ∫|K| dA at both grids")
+        raise ValueError(f"runs: no run carries both {measure} and {check}")
     ratios = np.array([v for _, v in pairs])
     by_model = {}
     for model in dict.fromkeys(m for m, _ in pairs):
         by_model[model] = float(np.median([v for m, v in pairs if m == model]))
     median = float(np.median(ratios))
+    p90 = float(np.quantile(ratios, 0.9))
     return {
+        "measure": measure,
         "grid": grid,
         "grid_check": grid_check,
         "n_runs": len(pairs),
         "median_log_ratio": median,
-        "p90_log_ratio": float(np.quantile(ratios, 0.9)),
+        "p90_log_ratio": p90,
+        "max_log_ratio": float(ratios.max()),
         "median_by_model": by_model,
         "threshold": threshold,
-        "converged": median < threshold,
+        "criterion": "median and 90th percentile" if quantile else "median",
+        "converged": median < threshold and (p90 < threshold or not quantile),
     }

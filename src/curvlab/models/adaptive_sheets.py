@@ -17,10 +17,11 @@ import torch
 
 from curvlab.geometry.adaptive import disc_domain
 from curvlab.geometry.curvature_integrals import curvature_integrals
-from curvlab.models.domains import DOMAIN_RADIUS
+from curvlab.geometry.gauss_equation import surface_from_jets
+from curvlab.models.domains import DOMAIN_RADIUS, data_domain_grid
 from curvlab.models.ensemble import Ensemble, ensemble_jets
 
-__all__ = ["adaptive_sheet"]
+__all__ = ["adaptive_sheet", "spike_map"]
 
 
 def adaptive_sheet(
@@ -43,17 +44,7 @@ def adaptive_sheet(
     (``*_uniform``: the uniform ``base``² midpoint rule on the same domain, that of
     :func:`curvlab.models.domains.data_domain_grid`).
     """
-    if isinstance(radius, bool) or not isinstance(radius, int | float):
-        raise ValueError(f"radius: expected a positive number of input units, got {radius!r}")
-    if not (math.isfinite(radius) and radius > 0):
-        raise ValueError(f"radius: expected a positive finite number, got {radius!r}")
-    if not isinstance(train_points, torch.Tensor) or train_points.ndim != 3:
-        raise ValueError("train_points: expected a tensor (E, n, 2)")
-    if train_points.shape[-1] != 2 or train_points.shape[0] != ens.size:
-        raise ValueError(
-            f"train_points: expected (E, n, 2) with E = {ens.size} members, got "
-            f"{tuple(train_points.shape)}"
-        )
+    _check(ens, train_points, radius)
     return curvature_integrals(
         lambda points: ensemble_jets(ens, points),
         train_points.amin(dim=1),
@@ -65,3 +56,96 @@ def adaptive_sheet(
         max_rounds=max_rounds,
         absolute=1e-9,
     )
+
+
+def _check(ens: Ensemble, train_points, radius) -> None:
+    if isinstance(radius, bool) or not isinstance(radius, int | float):
+        raise ValueError(f"radius: expected a positive number of input units, got {radius!r}")
+    if not (math.isfinite(radius) and radius > 0):
+        raise ValueError(f"radius: expected a positive finite number, got {radius!r}")
+    if not isinstance(train_points, torch.Tensor) or train_points.ndim != 3:
+        raise ValueError("train_points: expected a tensor (E, n, 2)")
+    if train_points.shape[-1] != 2 or train_points.shape[0] != ens.size:
+        raise ValueError(
+            f"train_points: expected (E, n, 2) with E = {ens.size} members, got "
+            f"{tuple(train_points.shape)}"
+        )
+
+
+def spike_map(
+    ens: Ensemble,
+    train_points: torch.Tensor,
+    radius: float = DOMAIN_RADIUS,
+    *,
+    grid: int = 256,
+    base: int = 32,
+    tolerance: float = 0.03,
+) -> dict:
+    """Where one trained sheet's ∫|K| dA lives: |K|, the Jacobian's singular values σ_max ≥
+    σ_min and the domain on a ``grid``² midpoint grid of the data's bounding box, and the
+    points at which the adaptive rule (:func:`adaptive_sheet` from ``base``², ``tolerance``)
+    evaluated the sheet.  ``ens`` holds one member, ``train_points`` (1, n, 2), float64.
+
+    Returns NumPy arrays ``x``, ``y`` (grid,) (node coordinates), ``K_abs``, ``sigma_max``,
+    ``sigma_min`` (grid, grid) (NaN outside D or where the sheet is not an immersion, row i
+    at y[i]), ``evaluated`` (M, 2) and floats: ``integral`` (the adaptive ∫|K| dA),
+    ``uniform`` (the grid's midpoint sum), ``top_share`` (the share of the grid's sum held by
+    its largest 1% of cells), ``peak_K`` (the largest |K| on the grid), ``peak_sigma_max`` /
+    ``median_sigma_max`` and ``peak_sigma_min`` / ``median_sigma_min`` (at that node and over
+    D), ``peak`` (its coordinates).
+    """
+    _check(ens, train_points, radius)
+    if ens.size != 1:
+        raise ValueError(f"ens: expected one member, got {ens.size}")
+    if isinstance(grid, bool) or not isinstance(grid, int) or grid < 8:
+        raise ValueError(f"grid: expected an integer >= 8, got {grid!r}")
+    nodes, weights = data_domain_grid(train_points, grid, radius)
+    J, H = ensemble_jets(ens, nodes)
+    surface = surface_from_jets(J, H)
+    good = (surface["immersed"] & (weights > 0))[0]
+    K_abs = surface["K"][0].abs()
+    sigma = torch.linalg.svdvals(J[0])  # (N, 2), descending
+    cell = K_abs * surface["volume_element"][0] * weights[0] * good
+    ranked = cell.sort(descending=True).values
+    top = max(1, int(good.sum()) // 100)
+    masked = {
+        "K_abs": K_abs,
+        "sigma_max": sigma[:, 0],
+        "sigma_min": sigma[:, 1],
+    }
+    peak = int(torch.where(good, K_abs, torch.zeros_like(K_abs)).argmax())
+    evaluated = []
+
+    def recorded(points: torch.Tensor):
+        evaluated.append(points.reshape(-1, 2).detach().clone())
+        return ensemble_jets(ens, points)
+
+    adaptive = curvature_integrals(
+        recorded,
+        train_points.amin(dim=1),
+        train_points.amax(dim=1),
+        domain=disc_domain(train_points, radius),
+        base=base,
+        tolerance=tolerance,
+        absolute=1e-9,
+    )
+    # data_domain_grid's node i·grid + j lies at (x[j], y[i]): rows along y, as imshow draws
+    xy = nodes[0].reshape(grid, grid, 2)
+    out = {
+        "x": xy[0, :, 0].numpy(),
+        "y": xy[:, 0, 1].numpy(),
+        "evaluated": torch.cat(evaluated).numpy(),
+        "integral": float(adaptive["total_abs"][0]),
+        "uniform": float(cell.sum()),
+        "top_share": float(ranked[:top].sum() / cell.sum()) if float(cell.sum()) > 0 else 0.0,
+        "peak_K": float(K_abs[peak]),
+        "peak": tuple(float(v) for v in nodes[0, peak]),
+        "peak_sigma_max": float(sigma[peak, 0]),
+        "median_sigma_max": float(sigma[good, 0].median()),
+        "peak_sigma_min": float(sigma[peak, 1]),
+        "median_sigma_min": float(sigma[good, 1].median()),
+    }
+    for name, values in masked.items():
+        shown = torch.where(good, values, torch.full_like(values, float("nan")))
+        out[name] = shown.reshape(grid, grid).numpy()
+    return out

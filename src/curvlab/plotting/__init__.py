@@ -6,7 +6,8 @@ rcParams), :mod:`~curvlab.plotting.inputs` (what figures accept),
 :mod:`~curvlab.plotting.curvature_maps` (curvature surfaces and maps),
 :mod:`~curvlab.plotting.checks` (a chapter's table of checks),
 :mod:`~curvlab.plotting.experiments` (Part II figures), :mod:`~curvlab.plotting.depth` (the depth
-study's figures), :mod:`~curvlab.plotting.step_errors` (finite-difference errors).
+study's figures), :mod:`~curvlab.plotting.step_errors` (finite-difference errors),
+:mod:`~curvlab.plotting.spikes` (where a trained sheet's ∫|K| dA lives).
 
 - :data:`COLORS`  the book-wide categorical colours (Okabe–Ito, colour-blind safe): ungated
   attention is always blue, gated attention always vermillion, ablations green, references black.
@@ -23,6 +24,7 @@ study's figures), :mod:`~curvlab.plotting.step_errors` (finite-difference errors
   :func:`plot_sweep`, :func:`write_figures` (the study's PNG files), and the depth study's
   :func:`plot_poole_anchor`, :func:`plot_structured_law`, :func:`plot_depth_study`; and
   :func:`plot_step_errors` (a finite-difference error against its step);
+  :func:`plot_curvature_spikes` (a trained sheet's spikes of |K| and the collapse of σ_max);
   :func:`plot_curvature_against_closed_form` (the engine's K beside its error on known surfaces).
 
 Inputs may be NumPy arrays, nested lists or (detached or not) PyTorch tensors; they are converted
@@ -48,6 +50,7 @@ from curvlab.plotting.experiments import (
     plot_task_effects,
     write_figures,
 )
+from curvlab.plotting.spikes import plot_curvature_spikes
 from curvlab.plotting.step_errors import plot_step_errors
 from curvlab.plotting.style import BOOK_STYLE, COLORS, CURVATURE_CMAP, use_book_style
 
@@ -69,6 +72,7 @@ __all__ = [
     "plot_sweep",
     "plot_task_effects",
     "plot_poole_anchor",
+    "plot_curvature_spikes",
     "plot_step_errors",
     "plot_structured_law",
     "use_book_style",

@@ -24,6 +24,7 @@ import math
 
 import torch
 
+from curvlab.models.adaptive_sheets import adaptive_sheet
 from curvlab.models.attention import build_classifier, parameter_count
 from curvlab.models.convergence import budgets, converged, window_start
 from curvlab.models.domains import data_domain_grid
@@ -81,6 +82,15 @@ RUN_COLUMNS: tuple[str, ...] = (
     "log_rho",
     "log_rho_normal",
     "curvature_total_abs_fine",
+    "curvature_capped",
+    "curvature_capped_fine",
+    "log_curvature_capped",
+    "curvature_adaptive",
+    "curvature_adaptive_check",
+    "adaptive_error",
+    "adaptive_evaluations",
+    "adaptive_converged",
+    "log_curvature_adaptive",
 )
 """The columns of ``runs.csv``: converged by the criterion of
 :mod:`curvlab.models.convergence` (with its accuracy spread and largest log change over
@@ -88,7 +98,15 @@ the window), plateau_change the loss's relative drop over the window (recorded, 
 curvature_total_abs = ∫|K| dA over the data domain at the config's ``grid``, rho = ρ₀,
 rho_normal = ρ⊥ (:mod:`curvlab.models.sheets`), and their natural logs;
 curvature_total_abs_fine = the same integral at ``grid_check`` points per axis (the
-quadrature's convergence on this very sheet; None when the config has no ``grid_check``)."""
+quadrature's convergence on this very sheet; None when the config has no ``grid_check``);
+curvature_capped (and _fine) = ∫ min(|K|, 1/m) dA on the same grids
+(:func:`~curvlab.models.sheets.sheet_from_jets`); curvature_adaptive = ∫|K| dA on the same
+domain by the adaptive rule from an ``adaptive_base``² grid to ``adaptive_tolerance``
+(:func:`~curvlab.models.adaptive_sheets.adaptive_sheet`), with its error estimate, its
+number of evaluations and whether the estimate met the tolerance, and
+curvature_adaptive_check the same rule from an ``adaptive_check_base``² grid on the runs
+checked; None for the models not in
+``adaptive_models``, at the window's start, and without ``adaptive_base``."""
 
 
 _TRAINED = RUN_COLUMNS[RUN_COLUMNS.index("params") : RUN_COLUMNS.index("test_accuracy") + 1]
@@ -136,11 +154,43 @@ def _total_abs(sheet: dict, e: int) -> float | None:
     return float(sheet["total_abs"][e]) if int(sheet["nodes"][e]) else None
 
 
-def measure_members(ens, train_x, test_x, config: dict, *, check=()) -> list[dict]:
+def _capped(sheet: dict, e: int) -> float | None:
+    return float(sheet["total_abs_capped"][e]) if int(sheet["nodes"][e]) else None
+
+
+def adaptive_members(ens, train_x, config: dict, members, base: int) -> dict[int, dict]:
+    """∫|K| dA of the members ``members`` (indices) on the config's data domain by the adaptive
+    rule from a ``base``² grid to ``adaptive_tolerance``, one member at a time: per member its
+    integral, error estimate, evaluations and convergence flag.  One at a time, because a
+    batch of members is refined round by round as far as its hardest member needs (the others
+    padded): on 16 trained sheets whose cost ranged over 5.8k–265k evaluations, a batch would
+    pay the largest for each."""
+    out: dict[int, dict] = {}
+    for e in members:
+        result = adaptive_sheet(
+            ens.select([e]),
+            train_x[e : e + 1],
+            config["domain_radius"],
+            base=base,
+            tolerance=config["adaptive_tolerance"],
+        )
+        out[e] = {
+            "integral": float(result["total_abs"][0]),
+            "error": float(result["error"][0]),
+            "evaluations": int(result["evaluations"][0]),
+            "converged": bool(result["converged"][0]),
+        }
+    return out
+
+
+def measure_members(ens, train_x, test_x, config: dict, *, check=(), final=False) -> list[dict]:
     """Per member: ∫|K| dA (None without immersed nodes), ∫K dA, area, non-immersed nodes,
-    ρ₀ and ρ⊥, all in float64 (the ensemble is not modified); for the members whose indices
-    are in ``check``, when the config has a ``grid_check``, also ∫|K| dA at that grid
-    (``curvature_total_abs_fine``, else None)."""
+    the capped integral, ρ₀ and ρ⊥, all in float64 (the ensemble is not modified); for the
+    members whose indices are in ``check``, when the config has a ``grid_check``, also ∫|K| dA
+    and the capped integral at that grid (``*_fine``, else None).  With ``final`` (the
+    trained sheet, not the window's start), a config with an ``adaptive_base`` and a model in
+    its ``adaptive_models``: the adaptive ∫|K| dA (:func:`adaptive_members`), and on the
+    members in ``check`` the same from ``adaptive_check_base``."""
     ens = ens.with_params({k: v.double() for k, v in ens.params.items()})
     ens.buffers = {k: v.double() for k, v in ens.buffers.items()}
     nodes, weights = quadrature_grid(train_x.double(), config, config["grid"])
@@ -148,10 +198,19 @@ def measure_members(ens, train_x, test_x, config: dict, *, check=()) -> list[dic
     sheet = sheet_from_jets(J, H, weights)
     check = sorted(set(check)) if config.get("grid_check") else []
     fine: dict[int, float | None] = {}
+    capped_fine: dict[int, float | None] = {}
     if check:
         grid = quadrature_grid(train_x.double()[check], config, config["grid_check"])
         sheet_fine = sheet_from_jets(*ensemble_jets(ens.select(check), grid[0]), grid[1])
         fine = {e: _total_abs(sheet_fine, j) for j, e in enumerate(check)}
+        capped_fine = {e: _capped(sheet_fine, j) for j, e in enumerate(check)}
+    adaptive: dict[int, dict] = {}
+    adaptive_check: dict[int, dict] = {}
+    if final and config.get("adaptive_base") and config["model"] in config["adaptive_models"]:
+        points = train_x.double()
+        adaptive = adaptive_members(ens, points, config, range(ens.size), config["adaptive_base"])
+        check_base = config["adaptive_check_base"]
+        adaptive_check = adaptive_members(ens, points, config, check, check_base)
     points = test_x.double()[:, : config["rho_points"]]
     generator = torch.Generator().manual_seed(0)
     shape = (*points.shape[:2], config["rho_directions"], 2)  # (E, N, directions, 2)
@@ -174,6 +233,13 @@ def measure_members(ens, train_x, test_x, config: dict, *, check=()) -> list[dic
                 "rho": float(rho["rho_mean"][e]),
                 "rho_normal": float(rho["rho_normal_mean"][e]),
                 "curvature_total_abs_fine": fine.get(e),
+                "curvature_capped": _capped(sheet, e),
+                "curvature_capped_fine": capped_fine.get(e),
+                "curvature_adaptive": adaptive.get(e, {}).get("integral"),
+                "curvature_adaptive_check": adaptive_check.get(e, {}).get("integral"),
+                "adaptive_error": adaptive.get(e, {}).get("error"),
+                "adaptive_evaluations": adaptive.get(e, {}).get("evaluations"),
+                "adaptive_converged": adaptive.get(e, {}).get("converged"),
             }
         )
     return out
@@ -203,7 +269,7 @@ def train_and_judge(config: dict, model: str, depth: int, members, epochs: int) 
     tested = evaluate_ensemble(ens, test_x, test_y)
     stride = config.get("check_seed_stride") or 1
     check = [e for e, (_, seed) in enumerate(members) if seed % stride == 0]
-    final = measure_members(ens, train_x, test_x, config, check=check)
+    final = measure_members(ens, train_x, test_x, config, check=check, final=True)
     start = measure_members(ens.with_params(fitted["snapshots"][t0]), train_x, test_x, config)
     accuracy = torch.cat([fitted["accuracy_curve"][:, t0:], fitted["train_accuracy"][:, None]], 1)
     judged = []
@@ -289,6 +355,8 @@ def _row(config: dict, task: str, seed: int, result: dict) -> dict:
         "log_curvature_total_abs": _log(measured["curvature_total_abs"]),
         "log_rho": _log(measured["rho"]),
         "log_rho_normal": _log(measured["rho_normal"]),
+        "log_curvature_capped": _log(measured["curvature_capped"]),
+        "log_curvature_adaptive": _log(measured["curvature_adaptive"]),
     }
     return {k: row[k] for k in RUN_COLUMNS}
 

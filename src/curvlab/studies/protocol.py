@@ -102,6 +102,10 @@ _REPRODUCTION = {
     "domain_radius": None,  # None: the grid's own data region (sheets.data_region_grid)
     "grid_check": None,  # a finer grid for the quadrature's convergence, or None
     "check_seed_stride": 1,  # the finer grid on the runs of seeds divisible by this
+    "adaptive_base": None,  # ∫|K| dA by the adaptive rule from this base grid, or None
+    "adaptive_check_base": None,  # its convergence: the same rule from this base, checked runs
+    "adaptive_tolerance": 0.03,  # its relative tolerance
+    "adaptive_models": [],  # the models whose final sheets it integrates
     "rho_points": 64,
     "rho_directions": 4,
     "tasks": list(TASKS),
@@ -160,6 +164,13 @@ def reproduce_config(scale: str = "small", **overrides) -> dict:
     >>> c["seeds"], c["depths"], len(c["tasks"])
     ([0, 1], [1], 8)
     """
-    return study_config(
+    config = study_config(
         REPRODUCTION_SCALES, scale, overrides, _REPRODUCTION_CHECKS, study="reproduction"
     )
+    for key in ("adaptive_base", "adaptive_check_base"):
+        if config[key] is not None:
+            _check_one(key, config[key], 2, plural=False)
+    models = config["adaptive_models"]
+    if not isinstance(models, list) or any(m not in VARIANTS for m in models):
+        raise ValueError(f"adaptive_models: expected names from {VARIANTS}, got {models!r}")
+    return config

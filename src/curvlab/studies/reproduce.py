@@ -69,7 +69,14 @@ from curvlab.analysis.empirical import (
     per_task_effects,
     quadrature_convergence,
 )
-from curvlab.analysis.plan import PLAN, AnalysisPlan, plan_json, plan_sha256
+from curvlab.analysis.plan import (
+    PLAN,
+    PLAN_V2,
+    AdaptiveCurvatureEstimator,
+    AnalysisPlan,
+    plan_json,
+    plan_sha256,
+)
 from curvlab.studies.cache import code_version
 from curvlab.studies.cells import (
     CURVE_POINTS,
@@ -145,19 +152,22 @@ def run_study(
     return runs, first_rung, curve_rows
 
 
-def confirmatory_overrides(plan: AnalysisPlan = PLAN, seeds: int | None = None) -> dict:
+def confirmatory_overrides(plan: AnalysisPlan = PLAN_V2, seeds: int | None = None) -> dict:
     """The study settings the plan fixes: its fresh seeds (the first ``seeds`` of them when
     given), the fixed budget and the sensitivity ladder, the curvature estimator (grid, domain
-    radius, the convergence grid 2·grid on every ``convergence_seed_stride``-th seed) and the
-    ρ test points.
+    radius, the convergence grid 2·grid on every ``convergence_seed_stride``-th seed; for
+    version 2 also the adaptive rule's base grids, tolerance and models) and the ρ test points.
 
-    >>> settings = confirmatory_overrides()
+    >>> settings = confirmatory_overrides(PLAN)
     >>> settings["seeds"][0], len(settings["seeds"]), settings["grid"], settings["grid_check"]
     (1000, 40, 64, 128)
+    >>> settings = confirmatory_overrides(PLAN_V2)
+    >>> settings["seeds"][0], settings["adaptive_base"], settings["adaptive_check_base"]
+    (2000, 32, 64)
     """
     chosen = plan.confirmatory_seeds if seeds is None else plan.confirmatory_seeds[:seeds]
     estimator = plan.curvature
-    return {
+    settings = {
         "seeds": list(chosen),
         "epochs": plan.training.epochs,
         "retrain_doublings": plan.training.sensitivity_doublings,
@@ -167,6 +177,64 @@ def confirmatory_overrides(plan: AnalysisPlan = PLAN, seeds: int | None = None) 
         "check_seed_stride": estimator.convergence_seed_stride,
         "rho_points": estimator.rho_points,
     }
+    if isinstance(estimator, AdaptiveCurvatureEstimator):
+        settings |= {
+            "adaptive_base": estimator.base,
+            "adaptive_check_base": estimator.check_base,
+            "adaptive_tolerance": estimator.tolerance,
+            "adaptive_models": list(estimator.models),
+        }
+    return settings
+
+
+def estimator_convergence(runs: list[dict], plan: AnalysisPlan, settings: dict) -> dict:
+    """The curvature estimators' convergence on the confirmatory sheets: ``uniform`` (∫|K| dA
+    at grid and 2·grid), ``capped`` (the capped integrand at the same grids) and, for version
+    2, ``adaptive`` (the adaptive rule from its two base grids, judged by the median and the
+    90th percentile, with the evaluations per sheet: median, 90th percentile, largest)."""
+    import numpy as np
+
+    estimator = plan.curvature
+    common = {
+        "grid": settings["grid"],
+        "grid_check": settings["grid_check"],
+        "threshold": estimator.convergence_threshold,
+    }
+    out = {
+        "uniform": quadrature_convergence(runs, **common),
+        "capped": quadrature_convergence(
+            runs, **common, measure="curvature_capped", check="curvature_capped_fine"
+        ),
+    }
+    if isinstance(estimator, AdaptiveCurvatureEstimator):
+        adaptive = quadrature_convergence(
+            runs,
+            grid=settings["adaptive_base"],
+            grid_check=settings["adaptive_check_base"],
+            threshold=estimator.convergence_threshold,
+            measure="curvature_adaptive",
+            check="curvature_adaptive_check",
+            quantile=True,
+        )
+        counts = np.array([r["adaptive_evaluations"] for r in runs if r["adaptive_evaluations"]])
+        adaptive["tolerance"] = settings["adaptive_tolerance"]
+        flags = [r["adaptive_converged"] for r in runs if r["adaptive_converged"] is not None]
+        adaptive["sheets_within_tolerance"] = sum(flags)
+        adaptive["evaluations"] = {
+            "sheets": int(counts.size),
+            "median": float(np.median(counts)),
+            "p90": float(np.quantile(counts, 0.9)),
+            "max": int(counts.max()),
+            "total": int(counts.sum()),
+        }
+        out["adaptive"] = adaptive
+    return out
+
+
+def _settings(plan: AnalysisPlan) -> dict:
+    """The exploratory analysis's settings with the plan's curvature measure (E3's)."""
+    measure = next(c.measure for c in plan.claims if c.estimator == "within_cell_r")
+    return {**ANALYSIS, "correlation_measure": measure}
 
 
 def _tagged(runs, study: str, rule: str) -> list[dict]:
@@ -193,7 +261,7 @@ def reproduce(
     refresh: bool = False,
     geometric: bool = True,
     confirmatory: bool | int = True,
-    plan: AnalysisPlan = PLAN,
+    plan: AnalysisPlan = PLAN_V2,
     **overrides,
 ) -> StudyResult:
     """Run both studies; their :class:`~curvlab.studies.result.StudyResult`, also written into
@@ -230,7 +298,8 @@ def reproduce(
     config = reproduce_config(scale, **overrides)
     runs, _, curve_rows = run_study(scale, desc="exploratory", **common, **overrides)
     trained = time.perf_counter() - start
-    analysed = analyse(runs, plan=plan, study="exploratory")
+    # the exploratory study measured ∫|K| dA on its own grids only: version 1's claims
+    analysed = analyse(runs, plan=PLAN, study="exploratory", settings=_settings(PLAN))
     rows = _tagged(runs, "exploratory", "ladder")
     claim_records = list(analysed["claims"])
     effects = [{"study": "exploratory", **e} for e in analysed["effects"]]
@@ -242,8 +311,9 @@ def reproduce(
         shared = {k: v for k, v in overrides.items() if k != "seeds"}  # seeds: the plan's
         settings = {**confirmatory_overrides(plan, count), **shared}
         ladder, primary, _ = run_study(scale, desc="confirmatory", **common, **settings)
-        fixed = analyse(primary, plan=plan, study="confirmatory")
-        retrained = analyse(ladder, plan=plan, study="confirmatory")
+        options = {"plan": plan, "study": "confirmatory", "settings": _settings(plan)}
+        fixed = analyse(primary, **options)
+        retrained = analyse(ladder, **options)
         claim_records += _with_ladder(fixed["claims"], retrained["claims"])
         effects += [{"study": "confirmatory", **e} for e in fixed["effects"]]
         correlation_records += [{"study": "confirmatory", **c} for c in fixed["correlations"]]
@@ -255,12 +325,8 @@ def reproduce(
             "seeds": settings["seeds"],
             "follows_plan": count is None and not protocol_overrides and scale == "small",
             "overrides": protocol_overrides,
-            "quadrature": quadrature_convergence(
-                primary,
-                grid=settings["grid"],
-                grid_check=settings["grid_check"],
-                threshold=plan.curvature.convergence_threshold,
-            ),
+            "plan_sha256": plan_sha256(plan),
+            "estimators": estimator_convergence(primary, plan, settings),
             "runs": len(primary),
             "unconverged_runs": sum(not r["converged"] for r in primary),
             "unconverged_after_ladder": sum(not r["converged"] for r in ladder),
@@ -273,6 +339,7 @@ def reproduce(
         "analysis": ANALYSIS,
         "plan": json.loads(plan_json(plan)),
         "plan_sha256": plan_sha256(plan),
+        "exploratory_plan_sha256": plan_sha256(PLAN),
         "confirmatory": meta_confirmatory,
         "device": resolve_device(device),
         "code_version": code_version(__name__),
