@@ -3,6 +3,7 @@
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -157,3 +158,48 @@ def test_invalid_plans_are_refused_with_the_field_named():
     with pytest.raises(ValueError, match="data"):
         plan_from_dict({"alpha": 0.05})
     assert isinstance(spec, ClaimSpec)
+
+
+def test_version_1_keeps_the_hash_its_study_wrote_and_version_2_has_its_own():
+    from curvlab.analysis.plan import PLAN_V2, PLANS
+
+    # version 1 is frozen: its confirmatory study wrote this hash into its claims.json
+    assert plan_sha256(PLAN).startswith("2c4d629331ba708d")
+    assert plan_sha256(PLAN_V2) != plan_sha256(PLAN)
+    assert PLANS == {1: PLAN, 2: PLAN_V2}
+    assert plan_from_dict(json.loads(plan_json(PLAN_V2))) == PLAN_V2
+    assert plan_from_dict(json.loads(plan_json(PLAN))) == PLAN
+
+
+def test_version_2_asks_version_1s_questions_on_the_adaptive_integral_with_fresh_seeds():
+    from curvlab.analysis.plan import PLAN_V2
+
+    old = {c.claim: c for c in PLAN.claims}
+    new = {c.claim: c for c in PLAN_V2.claims}
+    assert set(new) == set(old) | {"E1-capped", "E1-capped-hard"}
+    for name, claim in old.items():
+        moved = claim.measure == "log_curvature_total_abs"
+        expected = dataclasses.replace(claim, measure="log_curvature_adaptive") if moved else claim
+        assert new[name] == expected
+    assert all(new[n].holm_family is None for n in ("E1-capped", "E1-capped-hard"))
+    used = set(PLAN.confirmatory_seeds) | set(range(1040, 1080)) | set(PLAN.exploratory_seeds)
+    assert not set(PLAN_V2.confirmatory_seeds) & used
+    assert set(PLAN_V2.curvature.models) <= {c.model for c in PLAN_V2.claims} | {
+        c.baseline for c in PLAN_V2.claims
+    }
+
+
+def test_the_adaptive_estimator_refuses_bad_settings():
+    from curvlab.analysis.plan import PLAN_V2, AdaptiveCurvatureEstimator
+
+    good = dataclasses.asdict(PLAN_V2.curvature)
+    for field, bad in (
+        ("base", 0),
+        ("check_base", good["base"]),
+        ("tolerance", -0.1),
+        ("models", ()),
+        ("models", ("nonsense",)),
+        ("radius", math.inf),
+    ):
+        with pytest.raises(ValueError, match=field):
+            AdaptiveCurvatureEstimator(**{**good, field: bad})
