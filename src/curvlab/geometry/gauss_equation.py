@@ -53,6 +53,7 @@ __all__ = [
     "output_dimension",
     "resolve_dtype",
     "scalar_from_frame",
+    "singular_values",
     "surface_from_jets",
     "whitening_factor",
 ]
@@ -219,9 +220,16 @@ def check_finite(batch: PointBatch, *tensors: torch.Tensor) -> None:
         )
 
 
+def singular_values(jacobian: torch.Tensor) -> torch.Tensor:
+    """σ(J), descending, of (whitened) Jacobians J (..., d, k): shape (..., min(d, k)).  The
+    one place σ(J) is taken: the immersion test below and the figures that show where σ_max
+    collapses read it from here."""
+    return torch.linalg.svdvals(jacobian)
+
+
 def immersion_ratio(jacobian: torch.Tensor) -> torch.Tensor:
     """σ_min(J)/σ_max(J) per point, 0 where J = 0."""
-    singular = torch.linalg.svdvals(jacobian)  # (N, k), descending
+    singular = singular_values(jacobian)  # (N, k), descending
     largest = singular[:, 0]
     return torch.where(largest > 0, singular[:, -1] / largest.clamp_min(1e-300), 0.0)
 

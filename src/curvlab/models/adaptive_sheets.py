@@ -17,7 +17,7 @@ import torch
 
 from curvlab.geometry.adaptive import disc_domain
 from curvlab.geometry.curvature_integrals import curvature_integrals
-from curvlab.geometry.gauss_equation import surface_from_jets
+from curvlab.geometry.gauss_equation import singular_values, surface_from_jets
 from curvlab.models.domains import DOMAIN_RADIUS, data_domain_grid
 from curvlab.models.ensemble import Ensemble, ensemble_jets
 
@@ -104,7 +104,7 @@ def spike_map(
     surface = surface_from_jets(J, H)
     good = (surface["immersed"] & (weights > 0))[0]
     K_abs = surface["K"][0].abs()
-    sigma = torch.linalg.svdvals(J[0])  # (N, 2), descending
+    sigma = singular_values(J[0])  # (N, 2), descending
     cell = K_abs * surface["volume_element"][0] * weights[0] * good
     ranked = cell.sort(descending=True).values
     top = max(1, int(good.sum()) // 100)
