@@ -190,6 +190,7 @@ _REALDATA = {
     "learning_rate": 0.01,
     "weight_decay": 1e-4,
     "schedule": "cosine",
+    "backend": "einsum",  # the training pass (measured by the module either way)
     "triangles": 4,  # slices per run, drawn from the run's seed
     "subdivision": 8,  # P: ∫|K| dA by the centroid rule on P² sub-triangles
     "subdivision_check": 16,  # 2P on every run: the quadrature's convergence

@@ -8,9 +8,11 @@ breast cancer, wine as binary tasks on token sequences) and every model of
 w = 10, so no token is projected below its width), ``n_heads``, ``depth`` and ``pooling``,
 initialised from s, on the split ``load_tokens(dataset, seed=s)``.  The seeds of one
 (dataset, model) are trained together by :func:`~curvlab.models.ensemble.train_ensemble`
-(float32, full-batch Adam, the scale's fixed budget of ``epochs``, ``learning_rate``,
-``weight_decay``, ``schedule``): a fixed budget, no retraining ladder; each run's loss plateau
-(:func:`~curvlab.models.ensemble.plateau`) is recorded as ``converged``.  The seed is the
+(float32, full-batch Adam by the hand-batched ``backend`` "einsum", which follows the
+module's own trajectory, every measurement by the module; the scale's ``epochs``,
+``learning_rate``, ``weight_decay``, ``schedule``): a fixed budget, no retraining ladder;
+each run's loss plateau (:func:`~curvlab.models.ensemble.plateau`) is recorded as
+``converged``.  The seed is the
 independent unit and pairs the models (same split, same triangles).
 
 The protocol, written before any run of this study was looked at:
@@ -72,7 +74,7 @@ from tqdm.auto import tqdm
 from curvlab.analysis import association, stats
 from curvlab.analysis.empirical import quadrature_convergence
 from curvlab.models.attention import VARIANTS, build_classifier, parameter_count
-from curvlab.models.ensemble import evaluate_ensemble, stack, train_ensemble
+from curvlab.models.ensemble import BACKENDS, SCHEDULES, evaluate_ensemble, stack, train_ensemble
 from curvlab.models.real_data import DATASETS, TOKEN_SHAPES, load_tokens
 from curvlab.models.slice_sheets import draw_triangles, slice_curvature
 from curvlab.models.training import resolve_device
@@ -124,6 +126,9 @@ _CHECKS = {
     "subdivision": 1,
     "subdivision_check": 2,
     "logistic_max_iter": 1,
+    "schedule": SCHEDULES,
+    "backend": BACKENDS,
+    "pooling": ("mean", "cls"),
 }
 
 
@@ -206,6 +211,7 @@ def _run_cell(config: dict) -> list[dict]:
         learning_rate=config["learning_rate"],
         weight_decay=config["weight_decay"],
         schedule=config["schedule"],
+        backend=config["backend"],
     )
     tested = evaluate_ensemble(ens, test_x.float(), test_y)
     corners = []
