@@ -13,7 +13,16 @@ from curvlab.cli import STUDIES, build_parser, main
 from curvlab.models.attention import VARIANTS
 from curvlab.studies.result import StudyResult
 
-COMMANDS = ("reproduce", "pilot", "sweep", "boundaries", "depth", "poole", "ensemble-benchmark")
+COMMANDS = (
+    "reproduce",
+    "pilot",
+    "sweep",
+    "boundaries",
+    "depth",
+    "poole",
+    "ensemble-benchmark",
+    "realdata",
+)
 
 
 def test_every_study_is_registered_with_the_common_options():
@@ -40,6 +49,8 @@ def test_bad_arguments_exit_with_status_2_naming_them(capsys):
         (["reproduce", "--tasks", "mnist"], "--tasks"),
         (["reproduce", "--device", "tpu"], "--device"),
         (["pilot", "--depths", "2"], "--depths"),  # another study's option
+        (["realdata", "--datasets", "iris"], "--datasets"),
+        (["realdata", "--seeds", "0"], "--seeds"),
     ):
         with pytest.raises(SystemExit) as raised:
             main(argv)

@@ -22,7 +22,9 @@ claims.json with T1 to T5 and E1 to E3, correlations.json, meta.json and the fig
 ``pilot`` (DIR/pilot.csv, pilot_summary.csv), ``sweep`` (DIR/sweep.csv), ``boundaries``
 (DIR/boundaries.csv: the trained models the chapters draw, cached), ``depth``
 (DIR/depth.csv), ``poole`` (DIR/poole.csv, Poole et al.'s random tanh anchor of the depth
-study) and ``ensemble-benchmark`` (DIR/ensemble_benchmark.csv); each also writes meta.json.
+study), ``ensemble-benchmark`` (DIR/ensemble_benchmark.csv) and ``realdata`` (Part II's
+models on scikit-learn's bundled datasets: DIR/runs.csv, effects.csv with the near-linear
+protocol, claims.json with E1, E2 or E2-linear and E3 per dataset); each also writes meta.json.
 
 A command is dispatched to its own entry and to nothing else.  The exit status is 0 on success
 and 2 on a bad argument (argparse's convention), with the error message naming the argument.
@@ -305,6 +307,49 @@ class _EnsembleBenchmark(_Study):
         )
 
 
+def _dataset_list(text: str) -> list[str]:
+    from curvlab.models.real_data import DATASETS
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in DATASETS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"expected names from {', '.join(DATASETS)}, got {text!r}")
+    return names
+
+
+class _RealData(_Study):
+    name = "realdata"
+    help = "Part II's models on scikit-learn's bundled datasets: E1-E3 per dataset (exploratory)"
+
+    def scales(self):
+        from curvlab.studies.protocol import REALDATA_SCALES
+
+        return list(REALDATA_SCALES)
+
+    def add_arguments(self, parser):
+        parser.add_argument("--seeds", type=_positive_int, default=None, help="number of seeds")
+        parser.add_argument("--epochs", type=_positive_int, default=None, help="fixed budget")
+        parser.add_argument("--datasets", type=_dataset_list, default=None, help="comma-separated")
+
+    def run(self, args):
+        from curvlab.studies.realdata import realdata
+
+        overrides = {}
+        if args.seeds is not None:
+            overrides["seeds"] = list(range(args.seeds))
+        if args.epochs is not None:
+            overrides["epochs"] = args.epochs
+        if args.datasets is not None:
+            overrides["datasets"] = args.datasets
+        result = realdata(args.scale, **self._options(args), **overrides)
+        for claim in result.claims:
+            _say(
+                f"{claim['dataset']:>14} {claim['claim']:>9}: {claim['effect']:+.4f} "
+                f"[{claim['ci_low']:+.4f}, {claim['ci_high']:+.4f}] {claim['verdict']}"
+            )
+        return result
+
+
 STUDIES: dict[str, _Study] = {
     study.name: study
     for study in (
@@ -315,6 +360,7 @@ STUDIES: dict[str, _Study] = {
         _Depth(),
         _Poole(),
         _EnsembleBenchmark(),
+        _RealData(),
     )
 }
 """The registry: one entry per subcommand of ``python -m curvlab``."""

@@ -7,9 +7,10 @@ the settings the study names: lists of names drawn from a fixed set (tasks, mode
 lists of integers with a minimum (depths, seeds), single names and single integers.  Every
 refusal is a ``ValueError`` that names the setting and what was expected.
 
-The Part II reproduction's scales live here (:data:`REPRODUCTION_SCALES`,
-:func:`reproduce_config`), so that the studies built on them (the reproduction, the pilot, the
-sweep) share one protocol without importing one another.
+The real-data study's scales (:data:`REALDATA_SCALES`) live here too, checked by
+:func:`curvlab.studies.realdata.realdata_config`.  The Part II reproduction's scales live here
+(:data:`REPRODUCTION_SCALES`, :func:`reproduce_config`), so that the studies built on them
+(the reproduction, the pilot, the sweep) share one protocol without importing one another.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from curvlab.models.attention import VARIANTS
 from curvlab.models.tasks import TASKS
 
-__all__ = ["REPRODUCTION_SCALES", "reproduce_config", "study_config"]
+__all__ = ["REALDATA_SCALES", "REPRODUCTION_SCALES", "reproduce_config", "study_config"]
 
 
 def _is_int(value) -> bool:
@@ -174,3 +175,39 @@ def reproduce_config(scale: str = "small", **overrides) -> dict:
     if not isinstance(models, list) or any(m not in VARIANTS for m in models):
         raise ValueError(f"adaptive_models: expected names from {VARIANTS}, got {models!r}")
     return config
+
+
+_REALDATA = {
+    "datasets": ["digits", "breast_cancer", "wine"],  # curvlab.models.real_data.DATASETS
+    "models": list(VARIANTS),
+    "seeds": list(range(5)),
+    "test_fraction": 0.25,
+    "d_model": 10,  # >= the widest token (breast cancer's w = 10): no projection below w
+    "n_heads": 2,
+    "depth": 1,
+    "pooling": "mean",
+    "epochs": 300,
+    "learning_rate": 0.01,
+    "weight_decay": 1e-4,
+    "schedule": "cosine",
+    "backend": "einsum",  # the training pass (measured by the module either way)
+    "triangles": 4,  # slices per run, drawn from the run's seed
+    "subdivision": 8,  # P: ∫|K| dA by the centroid rule on P² sub-triangles
+    "subdivision_check": 16,  # 2P on every run: the quadrature's convergence
+    "convergence_threshold": 0.05,  # Part II's: median and 90th percentile of |log(I_P/I_2P)|
+    "logistic_c": 1.0,
+    "logistic_max_iter": 5000,
+}
+
+REALDATA_SCALES: dict[str, dict] = {
+    "small": dict(_REALDATA),
+    "medium": {
+        **_REALDATA,
+        "seeds": list(range(12)),
+        "d_model": 16,
+        "epochs": 600,
+        "triangles": 8,
+    },
+}
+"""The real-data study's sizes (:mod:`curvlab.studies.realdata`): one run's settings plus
+the swept lists (datasets, models, seeds)."""

@@ -1,0 +1,440 @@
+"""The real-data study: Part II's five models on scikit-learn's bundled datasets (exploratory).
+
+What is trained.  For every dataset of the scale (:mod:`curvlab.models.real_data`: digits,
+breast cancer, wine as binary tasks on token sequences) and every model of
+:data:`curvlab.models.attention.VARIANTS`, one classifier per seed s, built by
+:func:`~curvlab.models.attention.build_classifier` with ``token_width`` = the dataset's w,
+``n_tokens`` = its T, the scale's ``d_model`` (at least the widest token, breast cancer's
+w = 10, so no token is projected below its width), ``n_heads``, ``depth`` and ``pooling``,
+initialised from s, on the split ``load_tokens(dataset, seed=s)``.  The seeds of one
+(dataset, model) are trained together by :func:`~curvlab.models.ensemble.train_ensemble`
+(float32, full-batch Adam by the hand-batched ``backend`` "einsum", which follows the
+module's own trajectory, every measurement by the module; the scale's ``epochs``,
+``learning_rate``, ``weight_decay``, ``schedule``): a fixed budget, no retraining ladder;
+each run's loss plateau (:func:`~curvlab.models.ensemble.plateau`) is recorded as
+``converged``.  The seed is the
+independent unit and pairs the models (same split, same triangles).
+
+The protocol, written before any run of this study was looked at:
+
+- **Near-linear datasets.**  For each dataset and seed, scikit-learn's
+  ``LogisticRegression(C=logistic_c, max_iter=logistic_max_iter)`` (lbfgs, L2, the defaults
+  otherwise) is fitted on the seed's training tokens flattened to T·w features and
+  standardised with the training rows' mean and sd (``StandardScaler``), and scored on the
+  test rows.  A dataset is **near-linear** when the logistic regression's mean test accuracy
+  over seeds is at least the best model's mean test accuracy minus one point (0.01,
+  :data:`ANALYSIS` ``accuracy_margin``): within one point of the best model, or better.  The
+  study records both numbers, the best model and the verdict in ``effects`` (one row a dataset).
+- **Curvature** of a trained run: for each of ``triangles`` triangles of three training inputs
+  of one class (:func:`~curvlab.models.slice_sheets.draw_triangles`, classes alternating,
+  from ``numpy.random.default_rng([TRIANGLE_SEED, s])``, the same for every model of seed s),
+  ∫|K| dA of the pooled representation sheet over the triangle
+  (:mod:`curvlab.models.slice_sheets`: the affine slice through the three, K and dA by the
+  Gauss-equation engine in float64, the centroid rule on the P-subdivision of the triangle with
+  P = ``subdivision``, the domain the triangle for every P).  The run's
+  ``curvature_total_abs`` is the mean over its triangles; ``curvature_total_abs_fine`` the same
+  at 2P = ``subdivision_check``.  The quadrature's convergence is reported as Part II's: the
+  median and 90th percentile over runs of |log(I_P / I_2P)|
+  (:func:`curvlab.analysis.empirical.quadrature_convergence`), against
+  ``convergence_threshold`` (0.05), in ``meta["quadrature_convergence"]``.
+- **Claims**, per dataset, all **exploratory** (nothing here was planned before Part II's
+  results were seen), the gated model ``gated_elementwise`` against the baseline ``ungated``,
+  paired by seed (:mod:`curvlab.analysis.stats`):
+
+  E1 (paper: gated more curved): the mean paired difference of log ∫|K| dA, t interval;
+  E2 (paper: gated more accurate where the boundary is nonlinear), on a dataset that is not
+  near-linear: the mean paired difference of test accuracy, t interval;
+  E2-linear (paper: no advantage where the boundary is linear), on a near-linear dataset:
+  TOST of the same difference against ±``accuracy_margin``, its 90% interval;
+  E3 (paper: curvature tracks accuracy): the within dataset × model Pearson r of log ∫|K| dA
+  against test accuracy over all five models' runs
+  (:func:`curvlab.analysis.association.within_cell_correlation`, seed-cluster bootstrap
+  interval), p from the permutation null that keeps each cell's values
+  (:func:`~curvlab.analysis.association.permutation_null`, two-sided).
+
+  The directional claims (E1, E2, E3 of every dataset) form one Holm family; the equivalence
+  claims are judged by their TOST p.  Verdicts follow :mod:`curvlab.analysis.stats`'s rules:
+  supported, contradicted, or inconclusive (with ``mde_80``, the effect the seeds could see).
+
+:func:`realdata` returns a :class:`~curvlab.studies.result.StudyResult`: ``runs`` (one row a
+trained model), ``effects`` (one row a dataset: the near-linear protocol), ``claims`` and
+``meta`` (configuration, the near-linear rule, the quadrature's convergence, timings).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from curvlab.analysis import association, stats
+from curvlab.analysis.empirical import quadrature_convergence
+from curvlab.models.attention import VARIANTS, build_classifier, parameter_count
+from curvlab.models.ensemble import BACKENDS, SCHEDULES, evaluate_ensemble, stack, train_ensemble
+from curvlab.models.real_data import DATASETS, TOKEN_SHAPES, load_tokens
+from curvlab.models.slice_sheets import draw_triangles, slice_curvature
+from curvlab.models.training import resolve_device
+from curvlab.studies.cache import cached
+from curvlab.studies.protocol import REALDATA_SCALES, study_config
+from curvlab.studies.result import StudyResult
+
+__all__ = [
+    "ANALYSIS",
+    "PREDICTIONS",
+    "TRIANGLE_SEED",
+    "analyse_realdata",
+    "realdata",
+    "realdata_config",
+]
+
+TRIANGLE_SEED = 36
+"""The first word of every run's triangle generator, ``default_rng([TRIANGLE_SEED, seed])``."""
+
+ANALYSIS: dict = {
+    "alpha": 0.05,
+    "accuracy_margin": 0.01,
+    "gated": "gated_elementwise",
+    "baseline": "ungated",
+    "resamples": 2000,
+    "permutations": 2000,
+}
+"""The analysis settings: level, the one-point margin (near-linear rule and E2-linear's
+equivalence margin), the pair of models compared, and E3's bootstrap resamples and
+permutations (both seeded with 0)."""
+
+PREDICTIONS: dict[str, str] = {
+    "E1": "gated more curved than ungated (log ∫|K| dA higher)",
+    "E2": "gated more accurate than ungated on a nonlinear boundary",
+    "E2-linear": "no accuracy difference beyond ±1 point on a near-linear boundary",
+    "E3": "curvature tracks accuracy (positive within dataset × model)",
+}
+"""The paper's prediction beside each claim."""
+
+_CHECKS = {
+    "datasets": DATASETS,
+    "models": VARIANTS,
+    "seeds": 0,
+    "d_model": 2,
+    "n_heads": 1,
+    "depth": 1,
+    "epochs": 2,
+    "triangles": 1,
+    "subdivision": 1,
+    "subdivision_check": 2,
+    "logistic_max_iter": 1,
+    "schedule": SCHEDULES,
+    "backend": BACKENDS,
+    "pooling": ("mean", "cls"),
+}
+
+
+def _positive_number(config: dict, key: str) -> None:
+    value = config[key]
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{key}: expected a finite number > 0, got {value!r}")
+
+
+def realdata_config(scale: str = "small", **overrides) -> dict:
+    """The study configuration of ``scale`` (:data:`~curvlab.studies.protocol.REALDATA_SCALES`)
+    with ``overrides``, every setting checked (a ValueError names it).
+
+    >>> c = realdata_config("small", datasets=["wine"], seeds=[0, 1, 2])
+    >>> c["datasets"], c["seeds"], c["d_model"] >= 10
+    (['wine'], [0, 1, 2], True)
+    """
+    config = study_config(REALDATA_SCALES, scale, overrides, _CHECKS, study="real-data study")
+    for key in ("datasets", "models", "seeds"):
+        if len(set(config[key])) != len(config[key]):
+            raise ValueError(f"{key}: expected distinct values, got {config[key]!r}")
+    if len(config["seeds"]) < 3:
+        raise ValueError(
+            f"seeds: expected at least 3 seeds (E3's bootstrap), got {config['seeds']}"
+        )
+    widest = max(TOKEN_SHAPES[name][1] for name in config["datasets"])
+    if config["d_model"] < widest:
+        raise ValueError(
+            f"d_model: expected at least the widest token ({widest}), got {config['d_model']}"
+        )
+    if config["d_model"] % config["n_heads"]:
+        raise ValueError(f"n_heads: must divide d_model {config['d_model']}")
+    if config["subdivision_check"] <= config["subdivision"]:
+        raise ValueError("subdivision_check: expected more than subdivision (2P is Part II's)")
+    for key in ("learning_rate", "logistic_c"):
+        _positive_number(config, key)
+    if not isinstance(config["weight_decay"], int | float) or config["weight_decay"] < 0:
+        raise ValueError(f"weight_decay: expected a number >= 0, got {config['weight_decay']!r}")
+    tf = config["test_fraction"]
+    if isinstance(tf, bool) or not isinstance(tf, int | float) or not 0 < tf < 1:
+        raise ValueError(f"test_fraction: expected a number in (0, 1), got {tf!r}")
+    return config
+
+
+def _log(value):
+    return math.log(value) if value is not None and value > 0 else None
+
+
+def _run_cell(config: dict) -> list[dict]:
+    """Train the seeds of one (dataset, model) together and measure every run."""
+    dataset, model, seeds = config["dataset"], config["model"], config["seeds"]
+    device = config["device"]
+    n_tokens, width = TOKEN_SHAPES[dataset]
+    tasks = [load_tokens(dataset, seed=s, test_fraction=config["test_fraction"]) for s in seeds]
+    models = [
+        build_classifier(
+            model,
+            depth=config["depth"],
+            d_model=config["d_model"],
+            n_heads=config["n_heads"],
+            n_tokens=n_tokens,
+            pooling=config["pooling"],
+            token_width=width,
+            seed=s,
+        )
+        for s in seeds
+    ]
+    ens = stack(models).to(device=device)
+    tensors = [
+        torch.stack([getattr(t, name) for t in tasks]).to(device)
+        for name in ("train_tokens", "train_labels", "test_tokens", "test_labels")
+    ]
+    train_x, train_y, test_x, test_y = tensors  # (E, n, T, w), (E, n), ...
+    fitted = train_ensemble(
+        ens,
+        train_x.float(),
+        train_y,
+        epochs=config["epochs"],
+        learning_rate=config["learning_rate"],
+        weight_decay=config["weight_decay"],
+        schedule=config["schedule"],
+        backend=config["backend"],
+    )
+    tested = evaluate_ensemble(ens, test_x.float(), test_y)
+    corners = []
+    for task, s in zip(tasks, seeds, strict=True):
+        drawn = draw_triangles(task.train_labels.numpy(), config["triangles"], [TRIANGLE_SEED, s])
+        corners.append(torch.stack([task.train_tokens[list(t)] for t in drawn]))
+    corners = torch.stack(corners).to(device)  # (E, M, 3, T, w) float64
+    coarse = slice_curvature(ens, corners, config["subdivision"])
+    fine = slice_curvature(ens, corners, config["subdivision_check"])
+    rows = []
+    for e, s in enumerate(seeds):
+        total_abs = float(coarse["total_abs"][e].mean())
+        rows.append(
+            {
+                "task": dataset,
+                "dataset": dataset,
+                "model": model,
+                "depth": config["depth"],
+                "seed": s,
+                "params": parameter_count(models[0]),
+                "epochs": config["epochs"],
+                "train_loss": float(fitted["train_loss"][e]),
+                "train_accuracy": float(fitted["train_accuracy"][e]),
+                "test_accuracy": float(tested["accuracy"][e]),
+                "converged": bool(fitted["converged"][e]),
+                "plateau_change": float(fitted["plateau_change"][e]),
+                "curvature_total_abs": total_abs,
+                "curvature_total_abs_fine": float(fine["total_abs"][e].mean()),
+                "log_curvature_total_abs": _log(total_abs),
+                "curvature_total": float(coarse["total"][e].mean()),
+                "sheet_area": float(coarse["area"][e].mean()),
+                "immersed_share": float(coarse["immersed_share"][e].min()),
+            }
+        )
+    return rows
+
+
+def _logistic_cell(config: dict) -> list[dict]:
+    """The protocol's logistic regression on each seed's split of one dataset."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    rows = []
+    for s in config["seeds"]:
+        task = load_tokens(config["dataset"], seed=s, test_fraction=config["test_fraction"])
+        train = task.train_tokens.flatten(1).numpy()  # (n_train, T·w)
+        test = task.test_tokens.flatten(1).numpy()
+        scaler = StandardScaler().fit(train)
+        fit = LogisticRegression(C=config["logistic_c"], max_iter=config["logistic_max_iter"])
+        fit.fit(scaler.transform(train), task.train_labels.numpy())
+        accuracy = float(fit.score(scaler.transform(test), task.test_labels.numpy()))
+        rows.append({"dataset": config["dataset"], "seed": s, "test_accuracy": accuracy})
+    return rows
+
+
+def _paired(runs, dataset, field, seeds, analysis):
+    def value(model, seed):
+        return next(
+            r[field]
+            for r in runs
+            if (r["dataset"], r["model"], r["seed"]) == (dataset, model, seed)
+        )
+
+    pairs = [(value(analysis["gated"], s), value(analysis["baseline"], s)) for s in seeds]
+    pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
+    return [a for a, _ in pairs], [b for _, b in pairs]
+
+
+def _claim(name, dataset, measure, record, **fields) -> dict:
+    return {
+        "claim": name,
+        "dataset": dataset,
+        "label": "exploratory",
+        "prediction": PREDICTIONS[name],
+        "measure": measure,
+        "effect": record["effect"],
+        "ci_low": record["ci_low"],
+        "ci_high": record["ci_high"],
+        "p": record["p"],
+        "p_holm": None,
+        "n_seeds": record["n"],
+        "mde_80": record.get("mde_80"),
+        "margin": None,
+        **fields,
+    }
+
+
+def _near_linear(runs, logistic, dataset, analysis) -> dict:
+    means = {
+        m: float(
+            np.mean(
+                [r["test_accuracy"] for r in runs if (r["dataset"], r["model"]) == (dataset, m)]
+            )
+        )
+        for m in dict.fromkeys(r["model"] for r in runs if r["dataset"] == dataset)
+    }
+    best = max(means, key=means.get)
+    linear = float(np.mean([r["test_accuracy"] for r in logistic if r["dataset"] == dataset]))
+    return {
+        "dataset": dataset,
+        "logistic_accuracy": linear,
+        "best_model": best,
+        "best_accuracy": means[best],
+        "gap": means[best] - linear,
+        "margin": analysis["accuracy_margin"],
+        "near_linear": bool(linear >= means[best] - analysis["accuracy_margin"]),
+        **{f"accuracy_{m}": v for m, v in means.items()},
+    }
+
+
+def analyse_realdata(runs, logistic, seeds, analysis: dict = ANALYSIS) -> tuple[list, list]:
+    """The protocol's effects (one row a dataset) and claims (module docstring) from the runs
+    and the logistic regression's rows."""
+    alpha, margin = analysis["alpha"], analysis["accuracy_margin"]
+    effects, claims = [], []
+    for dataset in dict.fromkeys(r["dataset"] for r in runs):
+        row = _near_linear(runs, logistic, dataset, analysis)
+        effects.append(row)
+        a, b = _paired(runs, dataset, "log_curvature_total_abs", seeds, analysis)
+        claims.append(
+            _claim("E1", dataset, "log ∫|K| dA", stats.paired_difference(a, b, alpha=alpha))
+        )
+        a, b = _paired(runs, dataset, "test_accuracy", seeds, analysis)
+        if row["near_linear"]:
+            tost = stats.equivalence_test(a, b, margin, alpha=alpha)
+            record = {
+                **tost,
+                "ci_low": tost["tost_low"],
+                "ci_high": tost["tost_high"],
+                "p": tost["p_tost"],
+            }
+            claims.append(_claim("E2-linear", dataset, "test accuracy", record, margin=margin))
+        else:
+            record = stats.paired_difference(a, b, alpha=alpha)
+            claims.append(_claim("E2", dataset, "test accuracy", record))
+        options = {"tasks": [dataset], "curvature": "log_curvature_total_abs"}
+        kept = [
+            r for r in runs if r["dataset"] == dataset and r["log_curvature_total_abs"] is not None
+        ]
+        within = association.within_cell_correlation(
+            kept, resamples=analysis["resamples"], **options
+        )
+        null = association.permutation_null(kept, permutations=analysis["permutations"], **options)
+        record = {
+            "effect": within["pearson_r"],
+            "ci_low": within["pearson_ci_low"],
+            "ci_high": within["pearson_ci_high"],
+            "p": null["p"],
+            "n": within["n_seeds"],
+        }
+        claims.append(
+            _claim(
+                "E3",
+                dataset,
+                "within dataset × model r",
+                record,
+                spearman_rho=within["spearman_rho"],
+            )
+        )
+    directional = [c for c in claims if c["margin"] is None]
+    for claim, adjusted in zip(directional, stats.holm([c["p"] for c in directional]), strict=True):
+        claim["p_holm"] = adjusted
+    for claim in claims:
+        if claim["margin"] is None:
+            claim["verdict"] = stats.directional_verdict(
+                claim["ci_low"], claim["ci_high"], claim["p_holm"], alpha=alpha
+            )
+        else:
+            claim["verdict"] = stats.equivalence_verdict(
+                claim["p"], claim["ci_low"], claim["ci_high"], margin, alpha=alpha
+            )
+    return effects, claims
+
+
+def realdata(
+    scale: str = "small",
+    out=None,
+    *,
+    device="auto",
+    directory=None,
+    refresh: bool = False,
+    progress: bool = True,
+    **overrides,
+) -> StudyResult:
+    """Run (or read from the run cache) the real-data study of ``scale`` (module docstring);
+    ``overrides`` change the scale's settings; writes the result into ``out`` when given."""
+    config = realdata_config(scale, **overrides)
+    base = {k: v for k, v in config.items() if k not in ("datasets", "models")}
+    base["device"] = resolve_device(device)
+    start = time.perf_counter()
+    runs, logistic = [], []
+    cells = [(d, m) for d in config["datasets"] for m in config["models"]]
+    for dataset, model in tqdm(cells, desc="realdata", disable=not progress, unit="cell"):
+        cell = {**base, "dataset": dataset, "model": model}
+        runs.extend(cached(_run_cell, cell, name="realdata", directory=directory, refresh=refresh))
+    for dataset in config["datasets"]:
+        cell = {k: base[k] for k in ("seeds", "test_fraction", "logistic_c", "logistic_max_iter")}
+        cell["dataset"] = dataset
+        logistic.extend(
+            cached(
+                _logistic_cell, cell, name="realdata-logistic", directory=directory, refresh=refresh
+            )
+        )
+    effects, claims = analyse_realdata(runs, logistic, config["seeds"])
+    convergence = quadrature_convergence(
+        runs,
+        grid=config["subdivision"],
+        grid_check=config["subdivision_check"],
+        threshold=config["convergence_threshold"],
+        quantile=True,
+    )
+    meta = {
+        "scale": scale,
+        "config": {**config, "device": base["device"]},
+        "analysis": dict(ANALYSIS),
+        "triangle_seed": TRIANGLE_SEED,
+        "near_linear_rule": "logistic accuracy >= best model's mean test accuracy - margin",
+        "logistic": logistic,
+        "quadrature_convergence": convergence,
+        "label": "exploratory",
+        "seconds": time.perf_counter() - start,
+    }
+    result = StudyResult(runs=runs, effects=effects, claims=claims, meta=meta)
+    if out is not None:
+        result.write(Path(out))
+    return result
