@@ -1,0 +1,624 @@
+"""The language-model study: Part I's and Part II's questions asked of a small trained transformer.
+
+Every variant of :mod:`curvlab.models.language_model` (ungated, G1 headwise, G1 elementwise,
+the additive control) is trained on the SymPy docstring corpus (:mod:`curvlab.models.corpus`,
+refused unless its fingerprint is the protocol's: :data:`curvlab.studies.protocol.LM_SCALES`)
+over a few seeds, and each run is measured (one cached cell per variant and seed)::
+
+    bits per character     mean next-token cross-entropy / ln 2 on fixed validation windows
+    stability              the same run (same seed, same batches) at stability_multiple × the
+                           learning rate: spikes = steps t >= 1 whose loss exceeds spike_factor ×
+                           the minimum loss of the previous min(t, spike_window) steps;
+                           diverged = a non-finite loss (training stops there) or a final loss
+                           (the mean of the last final_window steps) above the first step's
+    attention sink         per layer, the attention weight on position 0 averaged over heads,
+                           query positions t > 0 and the validation windows
+    largest activation     per layer, max |h| over the residual stream after the block
+    curvature              per layer, ∫|K| dA of two sheets over a 2-D input slice (below)
+
+Training: AdamW (betas 0.9, 0.95), a linear warm-up over ``warmup_steps``, then cosine decay
+to a tenth of the rate; batches of ``batch_size`` windows of ``context + 1`` characters at
+random offsets of the training split, drawn from the seed (so every variant of a seed sees the
+same batches).  No gradient clipping (it would hide the spikes the stability measure counts).
+
+**The slice.**  Position p = context − 1 (the last, whose output reads every position) of
+three validation contexts c₀, c₁, c₂ (windows 3s, 3s + 1, 3s + 2 for slice s) has input
+embeddings e₀, e₁, e₂; the slice replaces the embedding at p of context c₀ by
+
+    x(u) = e₀ + u₁ (e₁ − e₀) + u₂ (e₂ − e₀),   u₁, u₂ >= 0,  u₁ + u₂ <= 1
+
+the rest of c₀ fixed.  Per layer l, two sheets u ↦ ℝ^d are read at position p: the attention
+block's output A_l(LN(h_{l−1})) (without the residual) and the residual stream h_l after
+the block.  Their Gaussian curvature comes from the library's engine
+(:func:`curvlab.geometry.gauss_equation.jets` in float64, then
+:func:`curvlab.geometry.curvature_integrals.curvature_density`: |K| √det g, 0 where the sheet
+is not immersed), and ∫|K| dA from the triangle's midpoint rule (:func:`triangle_midpoints`:
+P² congruent triangles, each weighted by its area 1/(2P²), evaluated at its centroid), at
+P = ``grid`` and at 2P.  A run's value is the 2P integral, averaged over its slices; the
+convergence of the rule is |log(I_P / I_2P)| per slice, layer and sheet (``meta["convergence"]``:
+median and 90th percentile).
+
+**What Part I predicts here, and what it does not.**  Part I's flatness result is about a
+sheet along which only an ungated attention layer's *values* move: the layer is then affine
+in what moves, so its output sheet is flat (K = 0), and a gate is what can bend it.  This
+slice moves a token's *input* embedding, which enters the queries and keys (through the
+softmax and the LayerNorm) as well as the values, so an ungated block is not affine in it:
+**neither sheet is predicted flat**, for the ungated model or any other, and no sign or size
+of a curvature difference between variants follows from Part I.  The curvature claims below
+are therefore directions read off the paper's thesis (gating adds curvature), tested
+exploratorily, not predictions.  Qiu et al. (2025) do predict, for gated G1 against ungated
+attention: lower loss, fewer loss spikes at large learning rates, no attention sink, and
+smaller largest activations.
+
+**Claims** (:func:`lm_claims`), each exploratory: for each measure, the paired differences
+over seeds (:func:`curvlab.analysis.stats.paired_difference`) of G1 elementwise − ungated,
+G1 headwise − ungated and G1 elementwise − the additive control, signed so that a positive
+effect is the predicted (or read) direction; p Holm-adjusted over the whole family
+(:func:`curvlab.analysis.stats.holm`); the verdict by
+:func:`curvlab.analysis.stats.directional_verdict`.  A run's sink is its mean over layers, its
+largest activation the maximum over layers, its curvature the mean over layers.
+
+``python -m curvlab lm --out DIR`` writes DIR/runs.csv (one row per run), loss_curves.csv
+(every step of both trainings), claims.json and meta.json (configuration, corpus fingerprint,
+code version, convergence, divergences, timing).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import time
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from curvlab.analysis.stats import directional_verdict, holm, paired_difference
+from curvlab.geometry.curvature_integrals import curvature_density
+from curvlab.geometry.gauss_equation import jets
+from curvlab.models.corpus import CorpusFingerprint, check_corpus, sympy_docstring_corpus
+from curvlab.models.language_model import (
+    LANGUAGE_MODEL_VARIANTS,
+    TransformerLanguageModel,
+    build_language_model,
+    language_model_parameter_count,
+    next_token_loss,
+)
+from curvlab.models.training import resolve_device
+from curvlab.studies.cache import cached, code_version
+from curvlab.studies.protocol import LM_SCALES, study_config
+from curvlab.studies.result import StudyResult
+
+__all__ = [
+    "COMPARISONS",
+    "MEASURES",
+    "SHEETS",
+    "attention_weights",
+    "count_spikes",
+    "fingerprint",
+    "layer_statistics",
+    "lm",
+    "lm_claims",
+    "lm_config",
+    "slice_curvature",
+    "slice_map",
+    "train_language_model",
+    "triangle_midpoints",
+]
+
+SHEETS: tuple[str, ...] = ("attention", "residual")
+"""The two sheets per layer: the attention block's output and the residual stream after it."""
+
+MEASURES: dict[str, dict] = {
+    "bits_per_character": {
+        "lower_is_better": True,
+        "prediction": "Qiu et al.: the gated model reaches a lower loss",
+    },
+    "spikes": {
+        "lower_is_better": True,
+        "prediction": "Qiu et al.: the gated model trains more stably at a large learning rate",
+    },
+    "sink": {
+        "lower_is_better": True,
+        "prediction": "Qiu et al.: the gated model has no attention sink",
+    },
+    "max_activation": {
+        "lower_is_better": True,
+        "prediction": "Qiu et al.: the gated model has smaller largest activations",
+    },
+    "curvature_attention": {
+        "lower_is_better": False,
+        "prediction": "Part I: none (neither sheet is predicted flat on an input slice); the "
+        "direction read from the paper's thesis: gating adds curvature",
+    },
+    "curvature_residual": {
+        "lower_is_better": False,
+        "prediction": "Part I: none (neither sheet is predicted flat on an input slice); the "
+        "direction read from the paper's thesis: gating adds curvature",
+    },
+}
+"""The per-run measures the claims compare, whether lower is the predicted direction, and what
+the paper or Qiu et al. predict."""
+
+COMPARISONS: tuple[tuple[str, str], ...] = (
+    ("gated_elementwise", "ungated"),
+    ("gated_headwise", "ungated"),
+    ("gated_elementwise", "ablation"),
+)
+"""(model, baseline) pairs compared by the claims: G1 against ungated attention, and the
+elementwise gate against the additive control with its parameter count."""
+
+_CHECKS = {
+    "variants": LANGUAGE_MODEL_VARIANTS,
+    "seeds": 0,
+    "context": 2,
+    "d_model": 1,
+    "n_heads": 1,
+    "depth": 1,
+    "steps": 2,
+    "batch_size": 1,
+    "warmup_steps": 0,
+    "spike_window": 1,
+    "final_window": 1,
+    "validation_windows": 3,
+    "slices": 1,
+    "grid": 1,
+}
+
+
+def _positive(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"{name}: expected a number > 0, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def lm_config(scale: str = "small", **overrides) -> dict:
+    """The study configuration of ``scale`` with ``overrides``, every setting checked.
+
+    >>> c = lm_config("small", seeds=[0, 1])
+    >>> c["seeds"], c["variants"][0]
+    ([0, 1], 'ungated')
+    """
+    config = study_config(LM_SCALES, scale, overrides, _CHECKS, study="language-model study")
+    for name in ("learning_rate", "stability_multiple", "spike_factor"):
+        _positive(name, config[name])
+    if config["weight_decay"] < 0:
+        raise ValueError(f"weight_decay: expected a number >= 0, got {config['weight_decay']!r}")
+    if config["d_model"] % config["n_heads"]:
+        raise ValueError(f"n_heads: must divide d_model = {config['d_model']}")
+    if config["validation_windows"] < 3 * config["slices"]:
+        raise ValueError(
+            f"slices: needs 3 validation windows each, {config['validation_windows']} available"
+        )
+    if config["final_window"] > config["steps"]:
+        raise ValueError(f"final_window: at most steps = {config['steps']}")
+    if len(set(config["seeds"])) != len(config["seeds"]):
+        raise ValueError(f"seeds: expected distinct seeds, got {config['seeds']!r}")
+    return config
+
+
+def fingerprint(config: dict) -> CorpusFingerprint:
+    """The corpus fingerprint a configuration was written for."""
+    return CorpusFingerprint(
+        config["sympy_version"], config["corpus_files_sha256"], config["corpus_text_sha256"]
+    )
+
+
+@functools.cache
+def _corpus_ids(expected: CorpusFingerprint) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """(train ids, validation ids, vocabulary size) of the installed corpus, checked first."""
+    corpus = check_corpus(sympy_docstring_corpus(), expected)
+    return (
+        corpus.encode(corpus.split_text("train")),
+        corpus.encode(corpus.split_text("validation")),
+        len(corpus.vocabulary),
+    )
+
+
+def validation_windows(ids: torch.Tensor, count: int, context: int) -> torch.Tensor:
+    """``count`` windows of context + 1 ids, window i at offset ⌊i · span / count⌋ with
+    span = len(ids) − context − 1: spread over the whole split, (count, context + 1).
+
+    >>> validation_windows(torch.arange(10), 3, 2)
+    tensor([[0, 1, 2],
+            [2, 3, 4],
+            [4, 5, 6]])
+    """
+    span = ids.numel() - (context + 1)
+    if span < 0:
+        raise ValueError(f"ids: expected at least context + 1 = {context + 1} ids")
+    return torch.stack([ids[i * span // count :][: context + 1] for i in range(count)])
+
+
+def count_spikes(losses, factor: float = 1.5, window: int = 50) -> int:
+    """Steps t >= 1 whose loss exceeds ``factor`` × the minimum of the previous min(t,
+    ``window``) losses (a non-finite loss counts as a spike).
+
+    >>> count_spikes([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=2)
+    1
+    """
+    factor = _positive("factor", factor)
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise ValueError(f"window: expected an integer >= 1, got {window!r}")
+    losses = [float("nan") if v is None else float(v) for v in losses]
+    spikes = 0
+    for t in range(1, len(losses)):
+        previous = [v for v in losses[max(0, t - window) : t] if math.isfinite(v)]
+        if not math.isfinite(losses[t]) or (previous and losses[t] > factor * min(previous)):
+            spikes += 1
+    return spikes
+
+
+def _learning_rate(step: int, config: dict, peak: float) -> float:
+    warmup, steps = config["warmup_steps"], config["steps"]
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    progress = (step - warmup) / max(steps - warmup, 1)
+    return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def train_language_model(
+    config: dict, variant: str, seed: int, train_ids: torch.Tensor, vocab_size: int, *, multiple=1
+) -> tuple[TransformerLanguageModel, list[float | None]]:
+    """Train ``variant`` from ``seed`` at ``multiple`` × the learning rate (module docstring);
+    the model and each step's training loss (None where not finite; training stops at the
+    first such step)."""
+    device = config.get("device", "cpu")
+    model = build_language_model(
+        variant,
+        vocab_size=vocab_size,
+        context=config["context"],
+        d_model=config["d_model"],
+        n_heads=config["n_heads"],
+        depth=config["depth"],
+        seed=seed,
+    ).to(device)
+    peak = config["learning_rate"] * multiple
+    optimiser = torch.optim.AdamW(
+        model.parameters(), lr=peak, betas=(0.9, 0.95), weight_decay=config["weight_decay"]
+    )
+    generator = torch.Generator().manual_seed(seed)
+    width = config["context"] + 1
+    span = train_ids.numel() - width
+    losses: list[float | None] = []
+    for step in range(config["steps"]):
+        offsets = torch.randint(span + 1, (config["batch_size"],), generator=generator)
+        batch = torch.stack([train_ids[o : o + width] for o in offsets.tolist()]).to(device)
+        for group in optimiser.param_groups:
+            group["lr"] = _learning_rate(step, config, peak)
+        loss = next_token_loss(model, batch)
+        if not torch.isfinite(loss):
+            losses.append(None)
+            break
+        losses.append(loss.item())
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    return model.eval(), losses
+
+
+def attention_weights(block, h: torch.Tensor) -> torch.Tensor:
+    """The causal attention weights (B, nh, T, T) of a decoder block on its input h (B, T, d):
+    softmax(QKᵀ/√hs + M) of its attention layer on LN₁(h) (rows: queries, columns: keys)."""
+    attention = block.attention
+    x = block.attention_block.norm(h)  # (B, T, d)
+    q, k, _ = attention.query_key_value(x).split(attention.d_model, dim=-1)  # (B, T, d) each
+    B, T, _ = x.shape
+    q = q.reshape(B, T, attention.n_heads, attention.head_size).transpose(1, 2)  # (B, nh, T, hs)
+    k = k.reshape(B, T, attention.n_heads, attention.head_size).transpose(1, 2)  # (B, nh, T, hs)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(attention.head_size)  # (B, nh, T, T)
+    future = torch.ones(T, T, dtype=torch.bool, device=h.device).triu(1)  # (T, T)
+    return torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)  # (B, nh, T, T)
+
+
+@torch.no_grad()
+def layer_statistics(model: TransformerLanguageModel, tokens: torch.Tensor) -> dict:
+    """Per layer on ``tokens`` (B, T), T >= 2: ``sink`` (mean attention on position 0 over
+    heads, query positions t > 0 and windows) and ``max_activation`` (max |h| of the residual
+    stream after the block); lists of floats, one per layer."""
+    if tokens.ndim != 2 or tokens.shape[1] < 2:
+        raise ValueError(f"tokens: expected (B, T) with T >= 2, got shape {tuple(tokens.shape)}")
+    h = model.embed(tokens)  # (B, T, d)
+    sink, largest = [], []
+    for block in model.blocks:
+        weights = attention_weights(block, h)  # (B, nh, T, T)
+        sink.append(float(weights[:, :, 1:, 0].mean()))
+        h = block(h)  # (B, T, d)
+        largest.append(float(h.abs().max()))
+    return {"sink": sink, "max_activation": largest}
+
+
+def slice_map(model: TransformerLanguageModel, tokens: torch.Tensor):
+    """The slice of the module docstring through the three contexts ``tokens`` (3, T), at the
+    last position: a map u (2,) ↦ (2 L d,), the layers' sheets stacked layer by layer, the
+    attention output before the residual stream (:data:`SHEETS`).  Computes in the model's
+    dtype."""
+    if tokens.ndim != 2 or tokens.shape[0] != 3:
+        raise ValueError(f"tokens: expected three contexts (3, T), got {tuple(tokens.shape)}")
+    with torch.no_grad():
+        embedded = model.embed(tokens)  # (3, T, d)
+    p = tokens.shape[1] - 1
+    base, e0 = embedded[0], embedded[0, p]  # (T, d), (d,)
+    d1, d2 = embedded[1, p] - e0, embedded[2, p] - e0  # (d,) each
+
+    def sheets(u: torch.Tensor) -> torch.Tensor:
+        point = e0 + u[0] * d1 + u[1] * d2  # (d,)
+        h = torch.cat([base[:p], point[None]])[None]  # (1, T, d)
+        read = []
+        for block in model.blocks:
+            update = block.attention_block.attention(block.attention_block.norm(h))  # (1, T, d)
+            h = block(h)  # (1, T, d)
+            read += [update[0, p], h[0, p]]
+        return torch.cat(read)  # (2 L d,)
+
+    return sheets
+
+
+def triangle_midpoints(P: int, *, dtype=torch.float64) -> tuple[torch.Tensor, float]:
+    """The midpoint rule on the triangle u₁, u₂ >= 0, u₁ + u₂ <= 1: the centroids (P², 2) of
+    its P² congruent triangles and their common weight (area) 1/(2P²).  Exact for linear
+    integrands.
+
+    >>> u, w = triangle_midpoints(3)
+    >>> u.shape, round(w * len(u), 12), round(float(u[:, 0].sum()) * w, 12)
+    (torch.Size([9, 2]), 0.5, 0.166666666667)
+    """
+    if isinstance(P, bool) or not isinstance(P, int) or P < 1:
+        raise ValueError(f"P: expected an integer >= 1, got {P!r}")
+    up = [(i + 1 / 3, j + 1 / 3) for i in range(P) for j in range(P - i)]
+    down = [(i + 2 / 3, j + 2 / 3) for i in range(P) for j in range(P - 1 - i)]
+    return torch.tensor(up + down, dtype=dtype) / P, 1 / (2 * P * P)
+
+
+def slice_curvature(model: TransformerLanguageModel, tokens: torch.Tensor, grid: int) -> dict:
+    """∫|K| dA of every layer's sheets over the slice through ``tokens`` (3, T), at ``grid``
+    and at twice it (module docstring): ``integrals`` {(layer, sheet): (I_P, I_2P)} and
+    ``immersed`` (the share of points where every sheet is an immersion)."""
+    model64 = _float64(model)
+    f = slice_map(model64, tokens.to(next(model64.parameters()).device))
+    d, depth = model.token_embedding.embedding_dim, len(model.blocks)
+    integrals, immersed = {}, []
+    for P in (grid, 2 * grid):
+        u, weight = triangle_midpoints(P)
+        jacobian, hessian = jets(f, u.to(next(model64.parameters()).device))  # (N, 2Ld, 2), ...
+        every = torch.ones(len(u), dtype=torch.float64, device=jacobian.device)  # (N,)
+        for n, (layer, sheet) in enumerate(
+            (layer, sheet) for layer in range(depth) for sheet in SHEETS
+        ):
+            rows = slice(n * d, (n + 1) * d)
+            density = curvature_density(jacobian[:, rows], hessian[:, rows])  # (N, 4)
+            integrals.setdefault((layer, sheet), []).append(float(density[:, 0].sum()) * weight)
+            every = torch.minimum(every, density[:, 3])
+        immersed.append(every)
+    share = float(torch.cat(immersed).mean())
+    return {"integrals": {k: tuple(v) for k, v in integrals.items()}, "immersed": share}
+
+
+def _float64(model: TransformerLanguageModel) -> TransformerLanguageModel:
+    copy = build_language_model(
+        model.variant,
+        vocab_size=model.vocab_size,
+        context=model.context,
+        d_model=model.token_embedding.embedding_dim,
+        n_heads=model.blocks[0].attention.n_heads,
+        depth=len(model.blocks),
+    )
+    copy.load_state_dict(model.state_dict())
+    return copy.to(next(model.parameters()).device, torch.float64).eval().requires_grad_(False)
+
+
+def _convergence(coarse: float, fine: float) -> float | None:
+    """|log(I_P / I_2P)|; 0 when both vanish, None when only one does."""
+    if coarse == fine == 0:
+        return 0.0
+    if coarse <= 0 or fine <= 0:
+        return None
+    return abs(math.log(coarse / fine))
+
+
+def _final(losses: list, window: int) -> float | None:
+    tail = losses[-window:]
+    if len(losses) == 0 or any(v is None for v in tail):
+        return None
+    return sum(tail) / len(tail)
+
+
+def _lm_cell(config: dict) -> dict:
+    """One variant and seed: both trainings and every measure (module docstring)."""
+    start = time.perf_counter()
+    variant, seed = config["variant"], config["seed"]
+    train_ids, validation_ids, vocab_size = _corpus_ids(fingerprint(config))
+    windows = validation_windows(validation_ids, config["validation_windows"], config["context"])
+    model, losses = train_language_model(config, variant, seed, train_ids, vocab_size)
+    _, fast = train_language_model(
+        config, variant, seed, train_ids, vocab_size, multiple=config["stability_multiple"]
+    )
+    device = next(model.parameters()).device
+    with torch.no_grad():
+        bits = float(next_token_loss(model, windows.to(device))) / math.log(2)
+    layers = layer_statistics(model, windows[:, :-1].to(device))
+    curvature, convergence, immersed = {}, [], []
+    for s in range(config["slices"]):
+        measured = slice_curvature(model, windows[3 * s : 3 * s + 3, :-1], config["grid"])
+        immersed.append(measured["immersed"])
+        for (layer, sheet), (coarse, fine) in measured["integrals"].items():
+            curvature.setdefault((layer, sheet), []).append(fine)
+            convergence.append(
+                {
+                    "slice": s,
+                    "layer": layer,
+                    "sheet": sheet,
+                    "coarse": coarse,
+                    "fine": fine,
+                    "convergence": _convergence(coarse, fine),
+                }
+            )
+    initial, final = fast[0], _final(fast, config["final_window"])
+    run = {
+        "variant": variant,
+        "seed": seed,
+        "parameters": language_model_parameter_count(
+            variant,
+            vocab_size=vocab_size,
+            context=config["context"],
+            d_model=config["d_model"],
+            n_heads=config["n_heads"],
+            depth=config["depth"],
+        ),
+        "bits_per_character": bits,
+        "final_train_loss": _final(losses, config["final_window"]),
+        "spikes": count_spikes(fast, config["spike_factor"], config["spike_window"]),
+        "diverged": bool(final is None or initial is None or final > initial),
+        "stability_initial_loss": initial,
+        "stability_final_loss": final,
+        "immersed_share": min(immersed),
+    }
+    for layer in range(config["depth"]):
+        run[f"sink_layer{layer + 1}"] = layers["sink"][layer]
+        run[f"max_activation_layer{layer + 1}"] = layers["max_activation"][layer]
+        for sheet in SHEETS:
+            values = curvature[(layer, sheet)]
+            run[f"curvature_{sheet}_layer{layer + 1}"] = sum(values) / len(values)
+    run["seconds"] = time.perf_counter() - start
+    curves = [
+        {"variant": variant, "seed": seed, "run": name, "step": step, "loss": loss}
+        for name, trace in (("base", losses), ("stability", fast))
+        for step, loss in enumerate(trace)
+    ]
+    return {"run": run, "curves": curves, "convergence": convergence}
+
+
+def run_measure(run: dict, measure: str, depth: int) -> float:
+    """A run's value of one of :data:`MEASURES` (layers: mean sink, max activation, mean
+    curvature)."""
+    if measure not in MEASURES:
+        raise ValueError(f"measure: expected one of {tuple(MEASURES)}, got {measure!r}")
+    if measure in ("bits_per_character", "spikes"):
+        return float(run[measure])
+    if measure == "max_activation":
+        return max(float(run[f"max_activation_layer{i + 1}"]) for i in range(depth))
+    key = "sink_layer" if measure == "sink" else f"{measure}_layer"
+    return sum(float(run[f"{key}{i + 1}"]) for i in range(depth)) / depth
+
+
+def lm_claims(runs, depth: int, *, alpha: float = 0.05) -> list[dict]:
+    """The study's claims (module docstring) from its runs: one record per measure and
+    comparison whose two variants both ran, each labelled exploratory, Holm over them all.
+
+    A measure that is not finite for some run of a compared pair raises ValueError naming it.
+    """
+    by = {(r["variant"], r["seed"]): r for r in runs}
+    records = []
+    for model, baseline in COMPARISONS:
+        seeds = sorted(s for v, s in by if v == model and (baseline, s) in by)
+        if len(seeds) < 2:
+            continue
+        for measure, about in MEASURES.items():
+            a = [run_measure(by[(model, s)], measure, depth) for s in seeds]
+            b = [run_measure(by[(baseline, s)], measure, depth) for s in seeds]
+            if not all(math.isfinite(v) for v in a + b):
+                raise ValueError(f"runs: {measure} is not finite for {model} or {baseline}")
+            first, second = (b, a) if about["lower_is_better"] else (a, b)
+            record = paired_difference(first, second, alpha=alpha)
+            sign = f"{baseline} − {model}" if about["lower_is_better"] else f"{model} − {baseline}"
+            records.append(
+                {
+                    "claim": f"{measure}: {model} vs {baseline}",
+                    "label": "exploratory",
+                    "measure": measure,
+                    "model": model,
+                    "baseline": baseline,
+                    "effect_definition": f"{sign} (positive: the predicted direction)",
+                    "prediction": about["prediction"],
+                    "mean_model": sum(a) / len(a),
+                    "mean_baseline": sum(b) / len(b),
+                    **record,
+                }
+            )
+    if records:
+        for record, adjusted in zip(records, holm([r["p"] for r in records]), strict=True):
+            record["p_holm"] = adjusted
+            record["verdict"] = directional_verdict(
+                record["ci_low"], record["ci_high"], adjusted, alpha=alpha
+            )
+    return records
+
+
+def _quantile(values: list[float], q: float) -> float | None:
+    return float(np.quantile(values, q)) if values else None
+
+
+def lm(
+    scale: str = "small",
+    out=None,
+    *,
+    device="auto",
+    directory=None,
+    refresh: bool = False,
+    progress: bool = True,
+    **overrides,
+) -> StudyResult:
+    """Train and measure every variant and seed of ``scale`` (cached per cell), then the claims;
+    written into ``out`` when given.  ``overrides`` change the scale's settings (unknown keys
+    and bad values raise ValueError naming them)."""
+    start = time.perf_counter()
+    config = lm_config(scale, **overrides)
+    base = {k: v for k, v in config.items() if k not in ("variants", "seeds")}
+    base["device"] = resolve_device(device)
+    cells = [(v, s) for s in config["seeds"] for v in config["variants"]]
+    runs, curves, convergence = [], [], []
+    for variant, seed in tqdm(cells, desc="lm", disable=not progress, unit="run"):
+        done = cached(
+            _lm_cell,
+            {**base, "variant": variant, "seed": seed},
+            name="lm",
+            directory=directory,
+            refresh=refresh,
+        )
+        runs.append(done["run"])
+        curves.extend(done["curves"])
+        convergence.extend(
+            {"variant": variant, "seed": seed, **row} for row in done["convergence"]
+        )
+    claims = lm_claims(runs, config["depth"])
+    ratios = [r["convergence"] for r in convergence if r["convergence"] is not None]
+    meta = {
+        "scale": scale,
+        "config": config,
+        "corpus": {
+            "sympy_version": config["sympy_version"],
+            "files_sha256": config["corpus_files_sha256"],
+            "text_sha256": config["corpus_text_sha256"],
+        },
+        "code_version": code_version(__name__),
+        "convergence": {
+            "rule": "|log(I_P / I_2P)| per run, slice, layer and sheet; triangle midpoint rule",
+            "grids": [config["grid"], 2 * config["grid"]],
+            "median": _quantile(ratios, 0.5),
+            "p90": _quantile(ratios, 0.9),
+            "count": len(ratios),
+            "undefined": len(convergence) - len(ratios),
+        },
+        "diverged": {
+            v: sum(bool(r["diverged"]) for r in runs if r["variant"] == v)
+            for v in config["variants"]
+        },
+        "stability": {
+            "learning_rate": config["learning_rate"] * config["stability_multiple"],
+            "spike_rule": f"loss > {config['spike_factor']} × the minimum of the previous "
+            f"{config['spike_window']} steps",
+            "divergence_rule": "a non-finite loss, or the mean of the last "
+            f"{config['final_window']} steps above the first step's loss",
+        },
+        "claims_family": len(claims),
+        "seconds": time.perf_counter() - start,
+        "threads": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
+    }
+    result = StudyResult(runs=runs, curves=curves, claims=claims, meta=meta)
+    if out is not None:
+        result.write(out)
+    return result
