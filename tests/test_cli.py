@@ -13,7 +13,16 @@ from curvlab.cli import STUDIES, build_parser, main
 from curvlab.models.attention import VARIANTS
 from curvlab.studies.result import StudyResult
 
-COMMANDS = ("reproduce", "pilot", "sweep", "boundaries", "depth", "poole", "ensemble-benchmark")
+COMMANDS = (
+    "reproduce",
+    "pilot",
+    "sweep",
+    "boundaries",
+    "depth",
+    "poole",
+    "lm",
+    "ensemble-benchmark",
+)
 
 
 def test_every_study_is_registered_with_the_common_options():

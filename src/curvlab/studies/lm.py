@@ -7,10 +7,12 @@ over a few seeds, and each run is measured (one cached cell per variant and seed
 
     bits per character     mean next-token cross-entropy / ln 2 on fixed validation windows
     stability              the same run (same seed, same batches) at stability_multiple × the
-                           learning rate: spikes = steps t >= 1 whose loss exceeds spike_factor ×
-                           the minimum loss of the previous min(t, spike_window) steps;
-                           diverged = a non-finite loss (training stops there) or a final loss
-                           (the mean of the last final_window steps) above the first step's
+                           learning rate: its final loss (the mean training loss of the last
+                           final_window steps); spikes = steps t >= 1 whose loss exceeds
+                           spike_factor × the minimum loss of the previous min(t, spike_window)
+                           steps; diverged = a non-finite loss (training stops there; its
+                           final loss is then None, and its first loss stands in for it in
+                           the claims) or a final loss above the first step's
     attention sink         per layer, the attention weight on position 0 averaged over heads,
                            query positions t > 0 and the validation windows
     largest activation     per layer, max |h| over the residual stream after the block
@@ -118,6 +120,10 @@ MEASURES: dict[str, dict] = {
     "spikes": {
         "lower_is_better": True,
         "prediction": "Qiu et al.: the gated model trains more stably at a large learning rate",
+    },
+    "stability_loss": {
+        "lower_is_better": True,
+        "prediction": "Qiu et al.: the gated model trains better at a large learning rate",
     },
     "sink": {
         "lower_is_better": True,
@@ -482,6 +488,7 @@ def _lm_cell(config: dict) -> dict:
         for sheet in SHEETS:
             values = curvature[(layer, sheet)]
             run[f"curvature_{sheet}_layer{layer + 1}"] = sum(values) / len(values)
+    run = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in run.items()}
     run["seconds"] = time.perf_counter() - start
     curves = [
         {"variant": variant, "seed": seed, "run": name, "step": step, "loss": loss}
@@ -497,11 +504,18 @@ def run_measure(run: dict, measure: str, depth: int) -> float:
     if measure not in MEASURES:
         raise ValueError(f"measure: expected one of {tuple(MEASURES)}, got {measure!r}")
     if measure in ("bits_per_character", "spikes"):
-        return float(run[measure])
+        return _number(run[measure])
+    if measure == "stability_loss":  # a run whose loss became non-finite: its first loss
+        final = run["stability_final_loss"]
+        return _number(run["stability_initial_loss"] if final is None else final)
     if measure == "max_activation":
-        return max(float(run[f"max_activation_layer{i + 1}"]) for i in range(depth))
+        return max(_number(run[f"max_activation_layer{i + 1}"]) for i in range(depth))
     key = "sink_layer" if measure == "sink" else f"{measure}_layer"
-    return sum(float(run[f"{key}{i + 1}"]) for i in range(depth)) / depth
+    return sum(_number(run[f"{key}{i + 1}"]) for i in range(depth)) / depth
+
+
+def _number(value) -> float:
+    return float("nan") if value is None else float(value)
 
 
 def lm_claims(runs, depth: int, *, alpha: float = 0.05) -> list[dict]:
@@ -580,9 +594,7 @@ def lm(
         )
         runs.append(done["run"])
         curves.extend(done["curves"])
-        convergence.extend(
-            {"variant": variant, "seed": seed, **row} for row in done["convergence"]
-        )
+        convergence.extend({"variant": variant, "seed": seed, **row} for row in done["convergence"])
     claims = lm_claims(runs, config["depth"])
     ratios = [r["convergence"] for r in convergence if r["convergence"] is not None]
     meta = {

@@ -191,11 +191,11 @@ _LANGUAGE_MODEL = {
     # training: AdamW, linear warm-up, then cosine decay to a tenth
     "steps": 400,
     "batch_size": 16,
-    "learning_rate": 3e-3,
+    "learning_rate": 1e-2,
     "warmup_steps": 40,
     "weight_decay": 0.01,
     # stability: the same run at a multiple of the learning rate
-    "stability_multiple": 8,
+    "stability_multiple": 30,
     "spike_factor": 1.5,  # a spike: loss above this times the running minimum ...
     "spike_window": 50,  # ... of the last this many steps
     "final_window": 10,  # the final loss: the mean of the last this many steps
