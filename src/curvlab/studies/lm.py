@@ -22,6 +22,8 @@ Training: AdamW (betas 0.9, 0.95), a linear warm-up over ``warmup_steps``, then 
 to a tenth of the rate; batches of ``batch_size`` windows of ``context + 1`` characters at
 random offsets of the training split, drawn from the seed (so every variant of a seed sees the
 same batches).  No gradient clipping (it would hide the spikes the stability measure counts).
+On the CPU the study computes in one thread (the caller's setting is restored afterwards): the
+matrices are too small for intra-op threads to pay for their synchronisation.
 
 **The slice.**  Position p = context − 1 (the last, whose output reads every position) of
 three validation contexts c₀, c₁, c₂ (windows 3s, 3s + 1, 3s + 2 for slice s) has input
@@ -32,7 +34,8 @@ embeddings e₀, e₁, e₂; the slice replaces the embedding at p of context c�
 the rest of c₀ fixed.  Per layer l, two sheets u ↦ ℝ^d are read at position p: the attention
 block's output A_l(LN(h_{l−1})) (without the residual) and the residual stream h_l after
 the block.  Their Gaussian curvature comes from the library's engine
-(:func:`curvlab.geometry.gauss_equation.jets` in float64, then
+(:func:`curvlab.geometry.gauss_equation.jets` on :func:`curvature_copy`, float64, whose
+LayerNorms are :class:`ElementaryLayerNorm`, then
 :func:`curvlab.geometry.curvature_integrals.curvature_density`: |K| √det g, 0 where the sheet
 is not immersed), and ∫|K| dA from the triangle's midpoint rule (:func:`triangle_midpoints`:
 P² congruent triangles, each weighted by its area 1/(2P²), evaluated at its centroid), at
@@ -74,6 +77,7 @@ import time
 
 import numpy as np
 import torch
+from torch import nn
 from tqdm.auto import tqdm
 
 from curvlab.analysis.stats import directional_verdict, holm, paired_difference
@@ -96,17 +100,21 @@ __all__ = [
     "COMPARISONS",
     "MEASURES",
     "SHEETS",
+    "ElementaryLayerNorm",
     "attention_weights",
     "count_spikes",
+    "curvature_copy",
     "fingerprint",
     "layer_statistics",
     "lm",
     "lm_claims",
     "lm_config",
+    "run_measure",
     "slice_curvature",
     "slice_map",
     "train_language_model",
     "triangle_midpoints",
+    "validation_windows",
 ]
 
 SHEETS: tuple[str, ...] = ("attention", "residual")
@@ -383,7 +391,7 @@ def slice_curvature(model: TransformerLanguageModel, tokens: torch.Tensor, grid:
     """∫|K| dA of every layer's sheets over the slice through ``tokens`` (3, T), at ``grid``
     and at twice it (module docstring): ``integrals`` {(layer, sheet): (I_P, I_2P)} and
     ``immersed`` (the share of points where every sheet is an immersion)."""
-    model64 = _float64(model)
+    model64 = curvature_copy(model)
     f = slice_map(model64, tokens.to(next(model64.parameters()).device))
     d, depth = model.token_embedding.embedding_dim, len(model.blocks)
     integrals, immersed = {}, []
@@ -403,7 +411,36 @@ def slice_curvature(model: TransformerLanguageModel, tokens: torch.Tensor, grid:
     return {"integrals": {k: tuple(v) for k, v in integrals.items()}, "immersed": share}
 
 
-def _float64(model: TransformerLanguageModel) -> TransformerLanguageModel:
+class ElementaryLayerNorm(nn.Module):
+    """LayerNorm over the last dimension by elementary operations: (x − mean) / √(var + ε) ·
+    weight + bias, the biased variance, as :class:`torch.nn.LayerNorm` computes it.
+
+    Its second forward-mode derivatives are those of the formula; those of
+    :class:`torch.nn.LayerNorm` are not (in PyTorch 2.13, ``jacfwd(jacfwd(layer_norm))``
+    disagrees with ``jacrev(jacrev(layer_norm))``), and the curvature engine differentiates
+    forward twice.
+
+    >>> norm = nn.LayerNorm(4).double()
+    >>> x = torch.randn(3, 4, dtype=torch.float64)
+    >>> torch.allclose(ElementaryLayerNorm(norm)(x), norm(x))
+    True
+    """
+
+    def __init__(self, norm: nn.LayerNorm):
+        super().__init__()
+        if not isinstance(norm, nn.LayerNorm) or len(norm.normalized_shape) != 1:
+            raise ValueError(f"norm: expected a LayerNorm over the last dimension, got {norm!r}")
+        self.weight, self.bias, self.eps = norm.weight, norm.bias, norm.eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        centred = x - x.mean(dim=-1, keepdim=True)  # (..., d)
+        variance = (centred**2).mean(dim=-1, keepdim=True)  # (..., 1)
+        return centred / torch.sqrt(variance + self.eps) * self.weight + self.bias  # (..., d)
+
+
+def curvature_copy(model: TransformerLanguageModel) -> TransformerLanguageModel:
+    """A float64 copy of ``model`` for the curvature engine: in eval mode, without gradients,
+    every LayerNorm an :class:`ElementaryLayerNorm` with the same parameters."""
     copy = build_language_model(
         model.variant,
         vocab_size=model.vocab_size,
@@ -413,7 +450,14 @@ def _float64(model: TransformerLanguageModel) -> TransformerLanguageModel:
         depth=len(model.blocks),
     )
     copy.load_state_dict(model.state_dict())
-    return copy.to(next(model.parameters()).device, torch.float64).eval().requires_grad_(False)
+    copy = copy.to(next(model.parameters()).device, torch.float64).eval().requires_grad_(False)
+    norms = [(n, m) for n, m in copy.named_modules() if isinstance(m, nn.LayerNorm)]
+    for name, norm in norms:
+        parent, _, attribute = name.rpartition(".")
+        setattr(
+            copy.get_submodule(parent) if parent else copy, attribute, ElementaryLayerNorm(norm)
+        )
+    return copy
 
 
 def _convergence(coarse: float, fine: float) -> float | None:
@@ -584,17 +628,25 @@ def lm(
     base["device"] = resolve_device(device)
     cells = [(v, s) for s in config["seeds"] for v in config["variants"]]
     runs, curves, convergence = [], [], []
-    for variant, seed in tqdm(cells, desc="lm", disable=not progress, unit="run"):
-        done = cached(
-            _lm_cell,
-            {**base, "variant": variant, "seed": seed},
-            name="lm",
-            directory=directory,
-            refresh=refresh,
-        )
-        runs.append(done["run"])
-        curves.extend(done["curves"])
-        convergence.extend({"variant": variant, "seed": seed, **row} for row in done["convergence"])
+    threads = torch.get_num_threads()
+    if base["device"] == "cpu":  # matrices this small gain nothing from intra-op threads
+        torch.set_num_threads(1)
+    try:
+        for variant, seed in tqdm(cells, desc="lm", disable=not progress, unit="run"):
+            done = cached(
+                _lm_cell,
+                {**base, "variant": variant, "seed": seed},
+                name="lm",
+                directory=directory,
+                refresh=refresh,
+            )
+            runs.append(done["run"])
+            curves.extend(done["curves"])
+            convergence.extend(
+                {"variant": variant, "seed": seed, **row} for row in done["convergence"]
+            )
+    finally:
+        torch.set_num_threads(threads)
     claims = lm_claims(runs, config["depth"])
     ratios = [r["convergence"] for r in convergence if r["convergence"] is not None]
     meta = {
@@ -627,7 +679,7 @@ def lm(
         },
         "claims_family": len(claims),
         "seconds": time.perf_counter() - start,
-        "threads": torch.get_num_threads(),
+        "threads": 1 if base["device"] == "cpu" else threads,
         "cpu_count": os.cpu_count(),
     }
     result = StudyResult(runs=runs, curves=curves, claims=claims, meta=meta)
