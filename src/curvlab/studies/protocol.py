@@ -202,7 +202,7 @@ _LANGUAGE_MODEL = {
     # measurement on fixed validation windows
     "validation_windows": 64,
     "slices": 2,  # 2-D input slices per run, three validation contexts each
-    "grid": 4,  # the triangle's midpoint rule with grid² cells, checked at twice the grid
+    "grid": 6,  # the triangle's midpoint rule with grid² cells, checked at twice the grid
     "variants": list(LANGUAGE_MODEL_VARIANTS),
     "seeds": list(range(5)),
 }
