@@ -9,6 +9,7 @@ import torch
 
 from curvlab.geometry.finite_differences import finite_difference_gaussian_curvature
 from curvlab.geometry.gauss_equation import jets, surface_from_jets
+from curvlab.models import lm_measures as measures
 from curvlab.models.corpus import Corpus, CorpusFingerprint
 from curvlab.models.language_model import build_language_model
 from curvlab.studies import lm as study
@@ -59,6 +60,7 @@ def test_the_tiny_configuration_writes_a_study_result_with_finite_intervals(tiny
         assert claim["p"] <= claim["p_holm"] <= 1
     convergence = result.meta["convergence"]
     assert convergence["grids"] == [2, 4]
+    assert result.meta["diverged"].keys() == set(study.lm_config()["variants"])
     assert convergence["count"] + convergence["undefined"] == 12 * 2 * 2  # runs, layers, sheets
     assert 0 <= convergence["median"] <= convergence["p90"] < math.inf
     assert result.meta["corpus"]["text_sha256"] == study.lm_config()["corpus_text_sha256"]
@@ -90,11 +92,11 @@ def one_thread():
 
 def test_the_curvature_copy_computes_the_model_and_its_layernorm_hessian():
     model = _tiny_model("ablation", seed=6)
-    copy = study.curvature_copy(model)
+    copy = measures.curvature_copy(model)
     tokens = torch.randint(11, (2, 6), generator=torch.Generator().manual_seed(3))
     assert torch.allclose(copy(tokens), model(tokens).double(), atol=1e-5)
     assert not any(isinstance(m, torch.nn.LayerNorm) for m in copy.modules())
-    norm = study.ElementaryLayerNorm(model.final_norm.double())
+    norm = measures.ElementaryLayerNorm(model.final_norm.double())
     A = torch.randn(8, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     u = torch.tensor([0.3, -0.2], dtype=torch.float64)
     forward = torch.func.jacfwd(torch.func.jacfwd(lambda x: norm(A @ x)))(u)
@@ -122,7 +124,7 @@ def test_the_attention_sink_is_the_uniform_causal_share_when_scores_vanish():
             qkv.weight[: 2 * 8].zero_()
             qkv.bias[: 2 * 8].zero_()
     tokens = torch.randint(11, (3, 6), generator=torch.Generator().manual_seed(1))
-    measured = study.layer_statistics(model, tokens)
+    measured = measures.layer_statistics(model, tokens)
     expected = sum(1 / (t + 1) for t in range(1, 6)) / 5
     assert measured["sink"] == pytest.approx([expected, expected], abs=1e-6)
 
@@ -131,7 +133,7 @@ def test_the_attention_sink_is_the_uniform_causal_share_when_scores_vanish():
 def test_the_measures_equal_a_hand_written_forward_pass():
     model = _tiny_model("gated_headwise", seed=4)
     tokens = torch.randint(11, (2, 6), generator=torch.Generator().manual_seed(2))
-    measured = study.layer_statistics(model, tokens)
+    measured = measures.layer_statistics(model, tokens)
     h = model.embed(tokens)
     for layer, block in enumerate(model.blocks):
         a = block.attention
@@ -153,10 +155,10 @@ def test_the_measures_equal_a_hand_written_forward_pass():
 
 
 def test_the_slice_curvature_agrees_with_finite_differences():
-    model = study.curvature_copy(_tiny_model("gated_elementwise", seed=3))
+    model = measures.curvature_copy(_tiny_model("gated_elementwise", seed=3))
     tokens = torch.randint(11, (3, 6), generator=torch.Generator().manual_seed(5))
-    f = study.slice_map(model, tokens)
-    u, _ = study.triangle_midpoints(2)
+    f = measures.slice_map(model, tokens)
+    u, _ = measures.triangle_midpoints(2)
     jacobian, hessian = jets(f, u)
     for n in range(4):  # layer 1 attention, layer 1 residual, layer 2 attention, layer 2 residual
         rows = slice(8 * n, 8 * n + 8)
@@ -165,25 +167,25 @@ def test_the_slice_curvature_agrees_with_finite_differences():
         assert torch.allclose(K, K_fd, rtol=1e-4, atol=1e-6 * float(K.abs().max()))
         assert (K != 0).all()  # an input slice: no sheet is flat here
     # the integral: the midpoint rule's sum of |K| √det g over the triangle's centroids
-    measured = study.slice_curvature(_tiny_model("gated_elementwise", seed=3), tokens, 2)
-    assert set(measured["integrals"]) == {(l, s) for l in (0, 1) for s in study.SHEETS}
+    measured = measures.slice_curvature(_tiny_model("gated_elementwise", seed=3), tokens, 2)
+    assert set(measured["integrals"]) == {(l, s) for l in (0, 1) for s in measures.SHEETS}
     coarse, fine = measured["integrals"][(0, "attention")]
     assert coarse > 0 and fine > 0 and abs(math.log(coarse / fine)) < 0.5
 
 
 def test_the_triangle_rule_is_exact_for_linear_integrands():
     for P in (1, 3, 7):
-        u, w = study.triangle_midpoints(P)
+        u, w = measures.triangle_midpoints(P)
         assert len(u) == P * P and ((u >= 0).all() and (u.sum(1) <= 1).all())
         assert float((1 + 2 * u[:, 0] - 3 * u[:, 1]).sum()) * w == pytest.approx(0.5 + 1 / 3 - 0.5)
 
 
 def test_spikes_are_counted_by_the_stated_rule():
-    assert study.count_spikes([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=2) == 1
-    assert study.count_spikes([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=1) == 1
-    assert study.count_spikes([1.0, 1.4, 1.6], factor=1.5, window=50) == 1
-    assert study.count_spikes([2.0, 1.0, None], factor=1.5, window=5) == 1
-    assert study.count_spikes([2.0, 1.9, 1.8], factor=1.5, window=5) == 0
+    assert measures.count_spikes([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=2) == 1
+    assert measures.count_spikes([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=1) == 1
+    assert measures.count_spikes([1.0, 1.4, 1.6], factor=1.5, window=50) == 1
+    assert measures.count_spikes([2.0, 1.0, None], factor=1.5, window=5) == 1
+    assert measures.count_spikes([2.0, 1.9, 1.8], factor=1.5, window=5) == 0
 
 
 @pytest.mark.parametrize(
@@ -197,10 +199,10 @@ def test_spikes_are_counted_by_the_stated_rule():
         (lambda: study.lm_config("small", d_model=10, n_heads=4), "n_heads"),
         (lambda: study.lm_config("small", slices=30), "slices"),
         (lambda: study.lm_config("small", width=3), "width"),
-        (lambda: study.count_spikes([1.0], window=0), "window"),
-        (lambda: study.count_spikes([1.0], factor=-1), "factor"),
-        (lambda: study.triangle_midpoints(0), "P"),
-        (lambda: study.slice_map(_tiny_model(), torch.zeros(2, 6, dtype=torch.long)), "tokens"),
+        (lambda: measures.count_spikes([1.0], window=0), "window"),
+        (lambda: measures.count_spikes([1.0], factor=-1), "factor"),
+        (lambda: measures.triangle_midpoints(0), "P"),
+        (lambda: measures.slice_map(_tiny_model(), torch.zeros(2, 6, dtype=torch.long)), "tokens"),
         (lambda: study.run_measure({}, "loss", 1), "measure"),
     ],
 )

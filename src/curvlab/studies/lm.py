@@ -25,23 +25,14 @@ same batches).  No gradient clipping (it would hide the spikes the stability mea
 On the CPU the study computes in one thread (the caller's setting is restored afterwards): the
 matrices are too small for intra-op threads to pay for their synchronisation.
 
-**The slice.**  Position p = context − 1 (the last, whose output reads every position) of
-three validation contexts c₀, c₁, c₂ (windows 3s, 3s + 1, 3s + 2 for slice s) has input
-embeddings e₀, e₁, e₂; the slice replaces the embedding at p of context c₀ by
-
-    x(u) = e₀ + u₁ (e₁ − e₀) + u₂ (e₂ − e₀),   u₁, u₂ >= 0,  u₁ + u₂ <= 1
-
-the rest of c₀ fixed.  Per layer l, two sheets u ↦ ℝ^d are read at position p: the attention
-block's output A_l(LN(h_{l−1})) (without the residual) and the residual stream h_l after
-the block.  Their Gaussian curvature comes from the library's engine
-(:func:`curvlab.geometry.gauss_equation.jets` on :func:`curvature_copy`, float64, whose
-LayerNorms are :class:`ElementaryLayerNorm`, then
-:func:`curvlab.geometry.curvature_integrals.curvature_density`: |K| √det g, 0 where the sheet
-is not immersed), and ∫|K| dA from the triangle's midpoint rule (:func:`triangle_midpoints`:
-P² congruent triangles, each weighted by its area 1/(2P²), evaluated at its centroid), at
-P = ``grid`` and at 2P.  A run's value is the 2P integral, averaged over its slices; the
-convergence of the rule is |log(I_P / I_2P)| per slice, layer and sheet (``meta["convergence"]``:
-median and 90th percentile).
+**The slice** (:mod:`curvlab.models.lm_measures`): the last position's input embedding of
+validation window 3s moved over the plane through it and windows 3s + 1 and 3s + 2's
+(x(u) = e₀ + u₁ (e₁ − e₀) + u₂ (e₂ − e₀) on the triangle u₁, u₂ >= 0, u₁ + u₂ <= 1, the rest of
+window 3s fixed), for slice s = 0 … slices − 1; per layer, the attention block's output and
+the residual stream at that position.  ∫|K| dA by the triangle's midpoint rule at P = ``grid``
+and at 2P; a run's value is the 2P integral averaged over its slices, the rule's convergence
+|log(I_P / I_2P)| per slice, layer and sheet (``meta["convergence"]``: median, 90th
+percentile).
 
 **What Part I predicts here, and what it does not.**  Part I's flatness result is about a
 sheet along which only an ungated attention layer's *values* move: the layer is then affine
@@ -70,6 +61,7 @@ code version, convergence, divergences, timing).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import os
@@ -77,12 +69,9 @@ import time
 
 import numpy as np
 import torch
-from torch import nn
 from tqdm.auto import tqdm
 
 from curvlab.analysis.stats import directional_verdict, holm, paired_difference
-from curvlab.geometry.curvature_integrals import curvature_density
-from curvlab.geometry.gauss_equation import jets
 from curvlab.models.corpus import CorpusFingerprint, check_corpus, sympy_docstring_corpus
 from curvlab.models.language_model import (
     LANGUAGE_MODEL_VARIANTS,
@@ -90,6 +79,12 @@ from curvlab.models.language_model import (
     build_language_model,
     language_model_parameter_count,
     next_token_loss,
+)
+from curvlab.models.lm_measures import (
+    SHEETS,
+    count_spikes,
+    layer_statistics,
+    slice_curvature,
 )
 from curvlab.models.training import resolve_device
 from curvlab.studies.cache import cached, code_version
@@ -99,26 +94,14 @@ from curvlab.studies.result import StudyResult
 __all__ = [
     "COMPARISONS",
     "MEASURES",
-    "SHEETS",
-    "ElementaryLayerNorm",
-    "attention_weights",
-    "count_spikes",
-    "curvature_copy",
     "fingerprint",
-    "layer_statistics",
     "lm",
     "lm_claims",
     "lm_config",
     "run_measure",
-    "slice_curvature",
-    "slice_map",
     "train_language_model",
-    "triangle_midpoints",
     "validation_windows",
 ]
-
-SHEETS: tuple[str, ...] = ("attention", "residual")
-"""The two sheets per layer: the attention block's output and the residual stream after it."""
 
 MEASURES: dict[str, dict] = {
     "bits_per_character": {
@@ -247,25 +230,6 @@ def validation_windows(ids: torch.Tensor, count: int, context: int) -> torch.Ten
     return torch.stack([ids[i * span // count :][: context + 1] for i in range(count)])
 
 
-def count_spikes(losses, factor: float = 1.5, window: int = 50) -> int:
-    """Steps t >= 1 whose loss exceeds ``factor`` × the minimum of the previous min(t,
-    ``window``) losses (a non-finite loss counts as a spike).
-
-    >>> count_spikes([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=2)
-    1
-    """
-    factor = _positive("factor", factor)
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise ValueError(f"window: expected an integer >= 1, got {window!r}")
-    losses = [float("nan") if v is None else float(v) for v in losses]
-    spikes = 0
-    for t in range(1, len(losses)):
-        previous = [v for v in losses[max(0, t - window) : t] if math.isfinite(v)]
-        if not math.isfinite(losses[t]) or (previous and losses[t] > factor * min(previous)):
-            spikes += 1
-    return spikes
-
-
 def _learning_rate(step: int, config: dict, peak: float) -> float:
     warmup, steps = config["warmup_steps"], config["steps"]
     if step < warmup:
@@ -312,152 +276,6 @@ def train_language_model(
         loss.backward()
         optimiser.step()
     return model.eval(), losses
-
-
-def attention_weights(block, h: torch.Tensor) -> torch.Tensor:
-    """The causal attention weights (B, nh, T, T) of a decoder block on its input h (B, T, d):
-    softmax(QKᵀ/√hs + M) of its attention layer on LN₁(h) (rows: queries, columns: keys)."""
-    attention = block.attention
-    x = block.attention_block.norm(h)  # (B, T, d)
-    q, k, _ = attention.query_key_value(x).split(attention.d_model, dim=-1)  # (B, T, d) each
-    B, T, _ = x.shape
-    q = q.reshape(B, T, attention.n_heads, attention.head_size).transpose(1, 2)  # (B, nh, T, hs)
-    k = k.reshape(B, T, attention.n_heads, attention.head_size).transpose(1, 2)  # (B, nh, T, hs)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(attention.head_size)  # (B, nh, T, T)
-    future = torch.ones(T, T, dtype=torch.bool, device=h.device).triu(1)  # (T, T)
-    return torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)  # (B, nh, T, T)
-
-
-@torch.no_grad()
-def layer_statistics(model: TransformerLanguageModel, tokens: torch.Tensor) -> dict:
-    """Per layer on ``tokens`` (B, T), T >= 2: ``sink`` (mean attention on position 0 over
-    heads, query positions t > 0 and windows) and ``max_activation`` (max |h| of the residual
-    stream after the block); lists of floats, one per layer."""
-    if tokens.ndim != 2 or tokens.shape[1] < 2:
-        raise ValueError(f"tokens: expected (B, T) with T >= 2, got shape {tuple(tokens.shape)}")
-    h = model.embed(tokens)  # (B, T, d)
-    sink, largest = [], []
-    for block in model.blocks:
-        weights = attention_weights(block, h)  # (B, nh, T, T)
-        sink.append(float(weights[:, :, 1:, 0].mean()))
-        h = block(h)  # (B, T, d)
-        largest.append(float(h.abs().max()))
-    return {"sink": sink, "max_activation": largest}
-
-
-def slice_map(model: TransformerLanguageModel, tokens: torch.Tensor):
-    """The slice of the module docstring through the three contexts ``tokens`` (3, T), at the
-    last position: a map u (2,) ↦ (2 L d,), the layers' sheets stacked layer by layer, the
-    attention output before the residual stream (:data:`SHEETS`).  Computes in the model's
-    dtype."""
-    if tokens.ndim != 2 or tokens.shape[0] != 3:
-        raise ValueError(f"tokens: expected three contexts (3, T), got {tuple(tokens.shape)}")
-    with torch.no_grad():
-        embedded = model.embed(tokens)  # (3, T, d)
-    p = tokens.shape[1] - 1
-    base, e0 = embedded[0], embedded[0, p]  # (T, d), (d,)
-    d1, d2 = embedded[1, p] - e0, embedded[2, p] - e0  # (d,) each
-
-    def sheets(u: torch.Tensor) -> torch.Tensor:
-        point = e0 + u[0] * d1 + u[1] * d2  # (d,)
-        h = torch.cat([base[:p], point[None]])[None]  # (1, T, d)
-        read = []
-        for block in model.blocks:
-            update = block.attention_block.attention(block.attention_block.norm(h))  # (1, T, d)
-            h = block(h)  # (1, T, d)
-            read += [update[0, p], h[0, p]]
-        return torch.cat(read)  # (2 L d,)
-
-    return sheets
-
-
-def triangle_midpoints(P: int, *, dtype=torch.float64) -> tuple[torch.Tensor, float]:
-    """The midpoint rule on the triangle u₁, u₂ >= 0, u₁ + u₂ <= 1: the centroids (P², 2) of
-    its P² congruent triangles and their common weight (area) 1/(2P²).  Exact for linear
-    integrands.
-
-    >>> u, w = triangle_midpoints(3)
-    >>> u.shape, round(w * len(u), 12), round(float(u[:, 0].sum()) * w, 12)
-    (torch.Size([9, 2]), 0.5, 0.166666666667)
-    """
-    if isinstance(P, bool) or not isinstance(P, int) or P < 1:
-        raise ValueError(f"P: expected an integer >= 1, got {P!r}")
-    up = [(i + 1 / 3, j + 1 / 3) for i in range(P) for j in range(P - i)]
-    down = [(i + 2 / 3, j + 2 / 3) for i in range(P) for j in range(P - 1 - i)]
-    return torch.tensor(up + down, dtype=dtype) / P, 1 / (2 * P * P)
-
-
-def slice_curvature(model: TransformerLanguageModel, tokens: torch.Tensor, grid: int) -> dict:
-    """∫|K| dA of every layer's sheets over the slice through ``tokens`` (3, T), at ``grid``
-    and at twice it (module docstring): ``integrals`` {(layer, sheet): (I_P, I_2P)} and
-    ``immersed`` (the share of points where every sheet is an immersion)."""
-    model64 = curvature_copy(model)
-    f = slice_map(model64, tokens.to(next(model64.parameters()).device))
-    d, depth = model.token_embedding.embedding_dim, len(model.blocks)
-    integrals, immersed = {}, []
-    for P in (grid, 2 * grid):
-        u, weight = triangle_midpoints(P)
-        jacobian, hessian = jets(f, u.to(next(model64.parameters()).device))  # (N, 2Ld, 2), ...
-        every = torch.ones(len(u), dtype=torch.float64, device=jacobian.device)  # (N,)
-        for n, (layer, sheet) in enumerate(
-            (layer, sheet) for layer in range(depth) for sheet in SHEETS
-        ):
-            rows = slice(n * d, (n + 1) * d)
-            density = curvature_density(jacobian[:, rows], hessian[:, rows])  # (N, 4)
-            integrals.setdefault((layer, sheet), []).append(float(density[:, 0].sum()) * weight)
-            every = torch.minimum(every, density[:, 3])
-        immersed.append(every)
-    share = float(torch.cat(immersed).mean())
-    return {"integrals": {k: tuple(v) for k, v in integrals.items()}, "immersed": share}
-
-
-class ElementaryLayerNorm(nn.Module):
-    """LayerNorm over the last dimension by elementary operations: (x − mean) / √(var + ε) ·
-    weight + bias, the biased variance, as :class:`torch.nn.LayerNorm` computes it.
-
-    Its second forward-mode derivatives are those of the formula; those of
-    :class:`torch.nn.LayerNorm` are not (in PyTorch 2.13, ``jacfwd(jacfwd(layer_norm))``
-    disagrees with ``jacrev(jacrev(layer_norm))``), and the curvature engine differentiates
-    forward twice.
-
-    >>> norm = nn.LayerNorm(4).double()
-    >>> x = torch.randn(3, 4, dtype=torch.float64)
-    >>> torch.allclose(ElementaryLayerNorm(norm)(x), norm(x))
-    True
-    """
-
-    def __init__(self, norm: nn.LayerNorm):
-        super().__init__()
-        if not isinstance(norm, nn.LayerNorm) or len(norm.normalized_shape) != 1:
-            raise ValueError(f"norm: expected a LayerNorm over the last dimension, got {norm!r}")
-        self.weight, self.bias, self.eps = norm.weight, norm.bias, norm.eps
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        centred = x - x.mean(dim=-1, keepdim=True)  # (..., d)
-        variance = (centred**2).mean(dim=-1, keepdim=True)  # (..., 1)
-        return centred / torch.sqrt(variance + self.eps) * self.weight + self.bias  # (..., d)
-
-
-def curvature_copy(model: TransformerLanguageModel) -> TransformerLanguageModel:
-    """A float64 copy of ``model`` for the curvature engine: in eval mode, without gradients,
-    every LayerNorm an :class:`ElementaryLayerNorm` with the same parameters."""
-    copy = build_language_model(
-        model.variant,
-        vocab_size=model.vocab_size,
-        context=model.context,
-        d_model=model.token_embedding.embedding_dim,
-        n_heads=model.blocks[0].attention.n_heads,
-        depth=len(model.blocks),
-    )
-    copy.load_state_dict(model.state_dict())
-    copy = copy.to(next(model.parameters()).device, torch.float64).eval().requires_grad_(False)
-    norms = [(n, m) for n, m in copy.named_modules() if isinstance(m, nn.LayerNorm)]
-    for name, norm in norms:
-        parent, _, attribute = name.rpartition(".")
-        setattr(
-            copy.get_submodule(parent) if parent else copy, attribute, ElementaryLayerNorm(norm)
-        )
-    return copy
 
 
 def _convergence(coarse: float, fine: float) -> float | None:
@@ -626,7 +444,8 @@ def lm(
     config = lm_config(scale, **overrides)
     base = {k: v for k, v in config.items() if k not in ("variants", "seeds")}
     base["device"] = resolve_device(device)
-    cells = [(v, s) for s in config["seeds"] for v in config["variants"]]
+    variants = config["variants"]
+    cells = [(v, s) for s in config["seeds"] for v in variants]
     runs, curves, convergence = [], [], []
     threads = torch.get_num_threads()
     if base["device"] == "cpu":  # matrices this small gain nothing from intra-op threads
@@ -652,11 +471,7 @@ def lm(
     meta = {
         "scale": scale,
         "config": config,
-        "corpus": {
-            "sympy_version": config["sympy_version"],
-            "files_sha256": config["corpus_files_sha256"],
-            "text_sha256": config["corpus_text_sha256"],
-        },
+        "corpus": dataclasses.asdict(fingerprint(config)),
         "code_version": code_version(__name__),
         "convergence": {
             "rule": "|log(I_P / I_2P)| per run, slice, layer and sheet; triangle midpoint rule",
@@ -666,10 +481,7 @@ def lm(
             "count": len(ratios),
             "undefined": len(convergence) - len(ratios),
         },
-        "diverged": {
-            v: sum(bool(r["diverged"]) for r in runs if r["variant"] == v)
-            for v in config["variants"]
-        },
+        "diverged": {v: sum(r["variant"] == v and r["diverged"] for r in runs) for v in variants},
         "stability": {
             "learning_rate": config["learning_rate"] * config["stability_multiple"],
             "spike_rule": f"loss > {config['spike_factor']} × the minimum of the previous "
