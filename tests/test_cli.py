@@ -20,6 +20,7 @@ COMMANDS = (
     "boundaries",
     "depth",
     "poole",
+    "lm",
     "ensemble-benchmark",
     "realdata",
 )
@@ -46,6 +47,7 @@ def test_bad_arguments_exit_with_status_2_naming_them(capsys):
         (["depth", "--scale", "enormous"], "--scale"),
         (["depth", "--seeds", "0"], "--seeds"),
         (["reproduce", "--seeds", "0"], "--seeds"),
+        (["lm", "--steps", "0"], "--steps"),
         (["reproduce", "--tasks", "mnist"], "--tasks"),
         (["reproduce", "--device", "tpu"], "--device"),
         (["pilot", "--depths", "2"], "--depths"),  # another study's option

@@ -22,7 +22,8 @@ claims.json with T1 to T5 and E1 to E3, correlations.json, meta.json and the fig
 ``pilot`` (DIR/pilot.csv, pilot_summary.csv), ``sweep`` (DIR/sweep.csv), ``boundaries``
 (DIR/boundaries.csv: the trained models the chapters draw, cached), ``depth``
 (DIR/depth.csv), ``poole`` (DIR/poole.csv, Poole et al.'s random tanh anchor of the depth
-study), ``ensemble-benchmark`` (DIR/ensemble_benchmark.csv) and ``realdata`` (Part II's
+study), ``lm`` (the language-model study: DIR/runs.csv, loss_curves.csv, claims.json),
+``ensemble-benchmark`` (DIR/ensemble_benchmark.csv) and ``realdata`` (Part II's
 models on scikit-learn's bundled datasets: DIR/runs.csv, effects.csv with the near-linear
 protocol, claims.json with E1, E2 or E2-linear and E3 per dataset); each also writes meta.json.
 
@@ -280,6 +281,38 @@ class _Poole(_Study):
         return StudyResult(runs=records, meta=meta, names={"runs": "poole.csv"})
 
 
+class _LanguageModel(_Study):
+    name = "lm"
+    help = (
+        "a small transformer language model per variant and seed: loss, stability, sink, curvature"
+    )
+
+    def scales(self):
+        from curvlab.studies.protocol import LM_SCALES
+
+        return list(LM_SCALES)
+
+    def add_arguments(self, parser):
+        parser.add_argument("--seeds", type=_positive_int, default=None, help="number of seeds")
+        parser.add_argument("--steps", type=_positive_int, default=None, help="training steps")
+
+    def run(self, args):
+        from curvlab.studies.lm import lm
+
+        overrides = {}
+        if args.seeds is not None:
+            overrides["seeds"] = list(range(args.seeds))
+        if args.steps is not None:
+            overrides["steps"] = args.steps
+        result = lm(args.scale, **self._options(args), **overrides)
+        for claim in result.claims:
+            _say(
+                f"{claim['claim']:>44} {claim['verdict']:>13}  effect {claim['effect']:+.4g} "
+                f"[{claim['ci_low']:+.4g}, {claim['ci_high']:+.4g}]  p_holm {claim['p_holm']:.3g}"
+            )
+        return result
+
+
 class _EnsembleBenchmark(_Study):
     name = "ensemble-benchmark"
     help = "per-seed loop vs vmap and einsum ensembles, one run"
@@ -359,6 +392,7 @@ STUDIES: dict[str, _Study] = {
         _Boundaries(),
         _Depth(),
         _Poole(),
+        _LanguageModel(),
         _EnsembleBenchmark(),
         _RealData(),
     )

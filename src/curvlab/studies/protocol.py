@@ -10,7 +10,9 @@ refusal is a ``ValueError`` that names the setting and what was expected.
 The real-data study's scales (:data:`REALDATA_SCALES`) live here too, checked by
 :func:`curvlab.studies.realdata.realdata_config`.  The Part II reproduction's scales live here
 (:data:`REPRODUCTION_SCALES`, :func:`reproduce_config`), so that the studies built on them
-(the reproduction, the pilot, the sweep) share one protocol without importing one another.
+(the reproduction, the pilot, the sweep) share one protocol without importing one another; so do
+the language-model study's (:data:`LM_SCALES`, with the fingerprint of the corpus it was written
+for).
 """
 
 from __future__ import annotations
@@ -19,9 +21,16 @@ import json
 from collections.abc import Mapping, Sequence
 
 from curvlab.models.attention import VARIANTS
+from curvlab.models.language_model import LANGUAGE_MODEL_VARIANTS
 from curvlab.models.tasks import TASKS
 
-__all__ = ["REALDATA_SCALES", "REPRODUCTION_SCALES", "reproduce_config", "study_config"]
+__all__ = [
+    "LM_SCALES",
+    "REALDATA_SCALES",
+    "REPRODUCTION_SCALES",
+    "reproduce_config",
+    "study_config",
+]
 
 
 def _is_int(value) -> bool:
@@ -211,3 +220,37 @@ REALDATA_SCALES: dict[str, dict] = {
 }
 """The real-data study's sizes (:mod:`curvlab.studies.realdata`): one run's settings plus
 the swept lists (datasets, models, seeds)."""
+
+
+_LANGUAGE_MODEL = {
+    # the corpus (curvlab.models.corpus): the pinned SymPy's docstrings, refused if different
+    "sympy_version": "1.14.0",
+    "corpus_files_sha256": "5dae5733e7d1d024b9ebdff13f937ff926bc386168b1a76bcd803a3fa6921e4f",
+    "corpus_text_sha256": "e46b85ad274fb646db56771e0677166105c3e7d9bf3677f0d070c7693119a242",
+    # the model (curvlab.models.language_model)
+    "context": 32,
+    "d_model": 32,
+    "n_heads": 4,
+    "depth": 2,
+    # training: AdamW, linear warm-up, then cosine decay to a tenth
+    "steps": 400,
+    "batch_size": 16,
+    "learning_rate": 1e-2,
+    "warmup_steps": 40,
+    "weight_decay": 0.01,
+    # stability: the same run at a multiple of the learning rate
+    "stability_multiple": 30,
+    "spike_factor": 1.5,  # a spike: loss above this times the running minimum ...
+    "spike_window": 50,  # ... of the last this many steps
+    "final_window": 10,  # the final loss: the mean of the last this many steps
+    # measurement on fixed validation windows
+    "validation_windows": 64,
+    "slices": 2,  # 2-D input slices per run, three validation contexts each
+    "grid": 6,  # the triangle's midpoint rule with grid² cells, checked at twice the grid
+    "variants": list(LANGUAGE_MODEL_VARIANTS),
+    "seeds": list(range(5)),
+}
+
+LM_SCALES: dict[str, dict] = {"small": dict(_LANGUAGE_MODEL)}
+"""The language-model study's sizes (:mod:`curvlab.studies.lm`): the corpus fingerprint, one
+run's settings and the swept lists (variants, seeds)."""

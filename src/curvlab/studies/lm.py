@@ -1,0 +1,500 @@
+"""The language-model study: Part I's and Part II's questions asked of a small trained transformer.
+
+Every variant of :mod:`curvlab.models.language_model` (ungated, G1 headwise, G1 elementwise,
+the additive control) is trained on the SymPy docstring corpus (:mod:`curvlab.models.corpus`,
+refused unless its fingerprint is the protocol's: :data:`curvlab.studies.protocol.LM_SCALES`)
+over a few seeds, and each run is measured (one cached cell per variant and seed)::
+
+    bits per character     mean next-token cross-entropy / ln 2 on fixed validation windows
+    stability              the same run (same seed, same batches) at stability_multiple × the
+                           learning rate: its final loss (the mean training loss of the last
+                           final_window steps); spikes = steps t >= 1 whose loss exceeds
+                           spike_factor × the minimum loss of the previous min(t, spike_window)
+                           steps; diverged = a non-finite loss (training stops there; its
+                           final loss is then None, and its first loss stands in for it in
+                           the claims) or a final loss above the first step's
+    attention sink         per layer, the attention weight on position 0 averaged over heads,
+                           query positions t > 0 and the validation windows
+    largest activation     per layer, max |h| over the residual stream after the block
+    curvature              per layer, ∫|K| dA of two sheets over a 2-D input slice (below)
+
+Training: AdamW (betas 0.9, 0.95), a linear warm-up over ``warmup_steps``, then cosine decay
+to a tenth of the rate; batches of ``batch_size`` windows of ``context + 1`` characters at
+random offsets of the training split, drawn from the seed (so every variant of a seed sees the
+same batches).  No gradient clipping (it would hide the spikes the stability measure counts).
+On the CPU the study computes in one thread (the caller's setting is restored afterwards): the
+matrices are too small for intra-op threads to pay for their synchronisation.
+
+**The slice** (:mod:`curvlab.models.lm_measures`): the last position's input embedding of
+validation window 3s moved over the plane through it and windows 3s + 1 and 3s + 2's
+(x(u) = e₀ + u₁ (e₁ − e₀) + u₂ (e₂ − e₀) on the triangle u₁, u₂ >= 0, u₁ + u₂ <= 1, the rest of
+window 3s fixed), for slice s = 0 … slices − 1; per layer, the attention block's output and
+the residual stream at that position.  ∫|K| dA by the triangle's midpoint rule at P = ``grid``
+and at 2P; a run's value is the 2P integral averaged over its slices, the rule's convergence
+|log(I_P / I_2P)| per slice, layer and sheet (``meta["convergence"]``: median, 90th
+percentile).
+
+**What Part I predicts here, and what it does not.**  Part I's flatness result is about a
+sheet along which only an ungated attention layer's *values* move: the layer is then affine
+in what moves, so its output sheet is flat (K = 0), and a gate is what can bend it.  This
+slice moves a token's *input* embedding, which enters the queries and keys (through the
+softmax and the LayerNorm) as well as the values, so an ungated block is not affine in it:
+**neither sheet is predicted flat**, for the ungated model or any other, and no sign or size
+of a curvature difference between variants follows from Part I.  The curvature claims below
+are therefore directions read off the paper's thesis (gating adds curvature), tested
+exploratorily, not predictions.  Qiu et al. (2025) do predict, for gated G1 against ungated
+attention: lower loss, fewer loss spikes at large learning rates, no attention sink, and
+smaller largest activations.
+
+**Claims** (:func:`lm_claims`), each exploratory: for each measure, the paired differences
+over seeds (:func:`curvlab.analysis.stats.paired_difference`) of G1 elementwise − ungated,
+G1 headwise − ungated and G1 elementwise − the additive control, signed so that a positive
+effect is the predicted (or read) direction; p Holm-adjusted over the whole family
+(:func:`curvlab.analysis.stats.holm`); the verdict by
+:func:`curvlab.analysis.stats.directional_verdict`.  A run's sink is its mean over layers, its
+largest activation the maximum over layers, its curvature the mean over layers.
+
+``python -m curvlab lm --out DIR`` writes DIR/runs.csv (one row per run), loss_curves.csv
+(every step of both trainings), claims.json and meta.json (configuration, corpus fingerprint,
+code version, convergence, divergences, timing).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import os
+import time
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from curvlab.analysis.stats import directional_verdict, holm, paired_difference
+from curvlab.models.corpus import CorpusFingerprint, check_corpus, sympy_docstring_corpus
+from curvlab.models.language_model import (
+    LANGUAGE_MODEL_VARIANTS,
+    TransformerLanguageModel,
+    build_language_model,
+    language_model_parameter_count,
+    next_token_loss,
+)
+from curvlab.models.lm_measures import (
+    SHEETS,
+    count_spikes,
+    layer_statistics,
+    slice_curvature,
+)
+from curvlab.models.training import resolve_device
+from curvlab.studies.cache import cached, code_version
+from curvlab.studies.protocol import LM_SCALES, study_config
+from curvlab.studies.result import StudyResult
+
+__all__ = [
+    "COMPARISONS",
+    "MEASURES",
+    "fingerprint",
+    "lm",
+    "lm_claims",
+    "lm_config",
+    "run_measure",
+    "train_language_model",
+    "validation_windows",
+]
+
+MEASURES: dict[str, dict] = {
+    "bits_per_character": {
+        "lower_is_better": True,
+        "prediction": "Qiu et al.: the gated model reaches a lower loss",
+    },
+    "spikes": {
+        "lower_is_better": True,
+        "prediction": "Qiu et al.: the gated model trains more stably at a large learning rate",
+    },
+    "stability_loss": {
+        "lower_is_better": True,
+        "prediction": "Qiu et al.: the gated model trains better at a large learning rate",
+    },
+    "sink": {
+        "lower_is_better": True,
+        "prediction": "Qiu et al.: the gated model has no attention sink",
+    },
+    "max_activation": {
+        "lower_is_better": True,
+        "prediction": "Qiu et al.: the gated model has smaller largest activations",
+    },
+    "curvature_attention": {
+        "lower_is_better": False,
+        "prediction": "Part I: none (neither sheet is predicted flat on an input slice); the "
+        "direction read from the paper's thesis: gating adds curvature",
+    },
+    "curvature_residual": {
+        "lower_is_better": False,
+        "prediction": "Part I: none (neither sheet is predicted flat on an input slice); the "
+        "direction read from the paper's thesis: gating adds curvature",
+    },
+}
+"""The per-run measures the claims compare, whether lower is the predicted direction, and what
+the paper or Qiu et al. predict."""
+
+COMPARISONS: tuple[tuple[str, str], ...] = (
+    ("gated_elementwise", "ungated"),
+    ("gated_headwise", "ungated"),
+    ("gated_elementwise", "ablation"),
+)
+"""(model, baseline) pairs compared by the claims: G1 against ungated attention, and the
+elementwise gate against the additive control with its parameter count."""
+
+_CHECKS = {
+    "variants": LANGUAGE_MODEL_VARIANTS,
+    "seeds": 0,
+    "context": 2,
+    "d_model": 1,
+    "n_heads": 1,
+    "depth": 1,
+    "steps": 2,
+    "batch_size": 1,
+    "warmup_steps": 0,
+    "spike_window": 1,
+    "final_window": 1,
+    "validation_windows": 3,
+    "slices": 1,
+    "grid": 1,
+}
+
+
+def _positive(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"{name}: expected a number > 0, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def lm_config(scale: str = "small", **overrides) -> dict:
+    """The study configuration of ``scale`` with ``overrides``, every setting checked.
+
+    >>> c = lm_config("small", seeds=[0, 1])
+    >>> c["seeds"], c["variants"][0]
+    ([0, 1], 'ungated')
+    """
+    config = study_config(LM_SCALES, scale, overrides, _CHECKS, study="language-model study")
+    for name in ("learning_rate", "stability_multiple", "spike_factor"):
+        _positive(name, config[name])
+    if config["weight_decay"] < 0:
+        raise ValueError(f"weight_decay: expected a number >= 0, got {config['weight_decay']!r}")
+    if config["d_model"] % config["n_heads"]:
+        raise ValueError(f"n_heads: must divide d_model = {config['d_model']}")
+    if config["validation_windows"] < 3 * config["slices"]:
+        raise ValueError(
+            f"slices: needs 3 validation windows each, {config['validation_windows']} available"
+        )
+    if config["final_window"] > config["steps"]:
+        raise ValueError(f"final_window: at most steps = {config['steps']}")
+    if len(set(config["seeds"])) != len(config["seeds"]):
+        raise ValueError(f"seeds: expected distinct seeds, got {config['seeds']!r}")
+    return config
+
+
+def fingerprint(config: dict) -> CorpusFingerprint:
+    """The corpus fingerprint a configuration was written for."""
+    return CorpusFingerprint(
+        config["sympy_version"], config["corpus_files_sha256"], config["corpus_text_sha256"]
+    )
+
+
+@functools.cache
+def _corpus_ids(expected: CorpusFingerprint) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """(train ids, validation ids, vocabulary size) of the installed corpus, checked first."""
+    corpus = check_corpus(sympy_docstring_corpus(), expected)
+    return (
+        corpus.encode(corpus.split_text("train")),
+        corpus.encode(corpus.split_text("validation")),
+        len(corpus.vocabulary),
+    )
+
+
+def validation_windows(ids: torch.Tensor, count: int, context: int) -> torch.Tensor:
+    """``count`` windows of context + 1 ids, window i at offset ⌊i · span / count⌋ with
+    span = len(ids) − context − 1: spread over the whole split, (count, context + 1).
+
+    >>> validation_windows(torch.arange(10), 3, 2)
+    tensor([[0, 1, 2],
+            [2, 3, 4],
+            [4, 5, 6]])
+    """
+    span = ids.numel() - (context + 1)
+    if span < 0:
+        raise ValueError(f"ids: expected at least context + 1 = {context + 1} ids")
+    return torch.stack([ids[i * span // count :][: context + 1] for i in range(count)])
+
+
+def _learning_rate(step: int, config: dict, peak: float) -> float:
+    warmup, steps = config["warmup_steps"], config["steps"]
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    progress = (step - warmup) / max(steps - warmup, 1)
+    return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def train_language_model(
+    config: dict, variant: str, seed: int, train_ids: torch.Tensor, vocab_size: int, *, multiple=1
+) -> tuple[TransformerLanguageModel, list[float | None]]:
+    """Train ``variant`` from ``seed`` at ``multiple`` × the learning rate (module docstring);
+    the model and each step's training loss (None where not finite; training stops at the
+    first such step)."""
+    device = config.get("device", "cpu")
+    model = build_language_model(
+        variant,
+        vocab_size=vocab_size,
+        context=config["context"],
+        d_model=config["d_model"],
+        n_heads=config["n_heads"],
+        depth=config["depth"],
+        seed=seed,
+    ).to(device)
+    peak = config["learning_rate"] * multiple
+    optimiser = torch.optim.AdamW(
+        model.parameters(), lr=peak, betas=(0.9, 0.95), weight_decay=config["weight_decay"]
+    )
+    generator = torch.Generator().manual_seed(seed)
+    width = config["context"] + 1
+    span = train_ids.numel() - width
+    losses: list[float | None] = []
+    for step in range(config["steps"]):
+        offsets = torch.randint(span + 1, (config["batch_size"],), generator=generator)
+        batch = torch.stack([train_ids[o : o + width] for o in offsets.tolist()]).to(device)
+        for group in optimiser.param_groups:
+            group["lr"] = _learning_rate(step, config, peak)
+        loss = next_token_loss(model, batch)
+        if not torch.isfinite(loss):
+            losses.append(None)
+            break
+        losses.append(loss.item())
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    return model.eval(), losses
+
+
+def _convergence(coarse: float, fine: float) -> float | None:
+    """|log(I_P / I_2P)|; 0 when both vanish, None when only one does."""
+    if coarse == fine == 0:
+        return 0.0
+    if coarse <= 0 or fine <= 0:
+        return None
+    return abs(math.log(coarse / fine))
+
+
+def _final(losses: list, window: int) -> float | None:
+    tail = losses[-window:]
+    if len(losses) == 0 or any(v is None for v in tail):
+        return None
+    return sum(tail) / len(tail)
+
+
+def _lm_cell(config: dict) -> dict:
+    """One variant and seed: both trainings and every measure (module docstring)."""
+    start = time.perf_counter()
+    variant, seed = config["variant"], config["seed"]
+    train_ids, validation_ids, vocab_size = _corpus_ids(fingerprint(config))
+    windows = validation_windows(validation_ids, config["validation_windows"], config["context"])
+    model, losses = train_language_model(config, variant, seed, train_ids, vocab_size)
+    _, fast = train_language_model(
+        config, variant, seed, train_ids, vocab_size, multiple=config["stability_multiple"]
+    )
+    device = next(model.parameters()).device
+    with torch.no_grad():
+        bits = float(next_token_loss(model, windows.to(device))) / math.log(2)
+    layers = layer_statistics(model, windows[:, :-1].to(device))
+    curvature, convergence, immersed = {}, [], []
+    for s in range(config["slices"]):
+        measured = slice_curvature(model, windows[3 * s : 3 * s + 3, :-1], config["grid"])
+        immersed.append(measured["immersed"])
+        for (layer, sheet), (coarse, fine) in measured["integrals"].items():
+            curvature.setdefault((layer, sheet), []).append(fine)
+            convergence.append(
+                {
+                    "slice": s,
+                    "layer": layer,
+                    "sheet": sheet,
+                    "coarse": coarse,
+                    "fine": fine,
+                    "convergence": _convergence(coarse, fine),
+                }
+            )
+    initial, final = fast[0], _final(fast, config["final_window"])
+    run = {
+        "variant": variant,
+        "seed": seed,
+        "parameters": language_model_parameter_count(
+            variant,
+            vocab_size=vocab_size,
+            context=config["context"],
+            d_model=config["d_model"],
+            n_heads=config["n_heads"],
+            depth=config["depth"],
+        ),
+        "bits_per_character": bits,
+        "final_train_loss": _final(losses, config["final_window"]),
+        "spikes": count_spikes(fast, config["spike_factor"], config["spike_window"]),
+        "diverged": bool(final is None or initial is None or final > initial),
+        "stability_initial_loss": initial,
+        "stability_final_loss": final,
+        "immersed_share": min(immersed),
+    }
+    for layer in range(config["depth"]):
+        run[f"sink_layer{layer + 1}"] = layers["sink"][layer]
+        run[f"max_activation_layer{layer + 1}"] = layers["max_activation"][layer]
+        for sheet in SHEETS:
+            values = curvature[(layer, sheet)]
+            run[f"curvature_{sheet}_layer{layer + 1}"] = sum(values) / len(values)
+    run = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in run.items()}
+    run["seconds"] = time.perf_counter() - start
+    curves = [
+        {"variant": variant, "seed": seed, "run": name, "step": step, "loss": loss}
+        for name, trace in (("base", losses), ("stability", fast))
+        for step, loss in enumerate(trace)
+    ]
+    return {"run": run, "curves": curves, "convergence": convergence}
+
+
+def run_measure(run: dict, measure: str, depth: int) -> float:
+    """A run's value of one of :data:`MEASURES` (layers: mean sink, max activation, mean
+    curvature)."""
+    if measure not in MEASURES:
+        raise ValueError(f"measure: expected one of {tuple(MEASURES)}, got {measure!r}")
+    if measure in ("bits_per_character", "spikes"):
+        return _number(run[measure])
+    if measure == "stability_loss":  # a run whose loss became non-finite: its first loss
+        final = run["stability_final_loss"]
+        return _number(run["stability_initial_loss"] if final is None else final)
+    if measure == "max_activation":
+        return max(_number(run[f"max_activation_layer{i + 1}"]) for i in range(depth))
+    key = "sink_layer" if measure == "sink" else f"{measure}_layer"
+    return sum(_number(run[f"{key}{i + 1}"]) for i in range(depth)) / depth
+
+
+def _number(value) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def lm_claims(runs, depth: int, *, alpha: float = 0.05) -> list[dict]:
+    """The study's claims (module docstring) from its runs: one record per measure and
+    comparison whose two variants both ran, each labelled exploratory, Holm over them all.
+
+    A measure that is not finite for some run of a compared pair raises ValueError naming it.
+    """
+    by = {(r["variant"], r["seed"]): r for r in runs}
+    records = []
+    for model, baseline in COMPARISONS:
+        seeds = sorted(s for v, s in by if v == model and (baseline, s) in by)
+        if len(seeds) < 2:
+            continue
+        for measure, about in MEASURES.items():
+            a = [run_measure(by[(model, s)], measure, depth) for s in seeds]
+            b = [run_measure(by[(baseline, s)], measure, depth) for s in seeds]
+            if not all(math.isfinite(v) for v in a + b):
+                raise ValueError(f"runs: {measure} is not finite for {model} or {baseline}")
+            first, second = (b, a) if about["lower_is_better"] else (a, b)
+            record = paired_difference(first, second, alpha=alpha)
+            sign = f"{baseline} − {model}" if about["lower_is_better"] else f"{model} − {baseline}"
+            records.append(
+                {
+                    "claim": f"{measure}: {model} vs {baseline}",
+                    "label": "exploratory",
+                    "measure": measure,
+                    "model": model,
+                    "baseline": baseline,
+                    "effect_definition": f"{sign} (positive: the predicted direction)",
+                    "prediction": about["prediction"],
+                    "mean_model": sum(a) / len(a),
+                    "mean_baseline": sum(b) / len(b),
+                    **record,
+                }
+            )
+    if records:
+        for record, adjusted in zip(records, holm([r["p"] for r in records]), strict=True):
+            record["p_holm"] = adjusted
+            record["verdict"] = directional_verdict(
+                record["ci_low"], record["ci_high"], adjusted, alpha=alpha
+            )
+    return records
+
+
+def _quantile(values: list[float], q: float) -> float | None:
+    return float(np.quantile(values, q)) if values else None
+
+
+def lm(
+    scale: str = "small",
+    out=None,
+    *,
+    device="auto",
+    directory=None,
+    refresh: bool = False,
+    progress: bool = True,
+    **overrides,
+) -> StudyResult:
+    """Train and measure every variant and seed of ``scale`` (cached per cell), then the claims;
+    written into ``out`` when given.  ``overrides`` change the scale's settings (unknown keys
+    and bad values raise ValueError naming them)."""
+    start = time.perf_counter()
+    config = lm_config(scale, **overrides)
+    base = {k: v for k, v in config.items() if k not in ("variants", "seeds")}
+    base["device"] = resolve_device(device)
+    variants = config["variants"]
+    cells = [(v, s) for s in config["seeds"] for v in variants]
+    runs, curves, convergence = [], [], []
+    threads = torch.get_num_threads()
+    if base["device"] == "cpu":  # matrices this small gain nothing from intra-op threads
+        torch.set_num_threads(1)
+    try:
+        for variant, seed in tqdm(cells, desc="lm", disable=not progress, unit="run"):
+            done = cached(
+                _lm_cell,
+                {**base, "variant": variant, "seed": seed},
+                name="lm",
+                directory=directory,
+                refresh=refresh,
+            )
+            runs.append(done["run"])
+            curves.extend(done["curves"])
+            convergence.extend(
+                {"variant": variant, "seed": seed, **row} for row in done["convergence"]
+            )
+    finally:
+        torch.set_num_threads(threads)
+    claims = lm_claims(runs, config["depth"])
+    ratios = [r["convergence"] for r in convergence if r["convergence"] is not None]
+    meta = {
+        "scale": scale,
+        "config": config,
+        "corpus": dataclasses.asdict(fingerprint(config)),
+        "code_version": code_version(__name__),
+        "convergence": {
+            "rule": "|log(I_P / I_2P)| per run, slice, layer and sheet; triangle midpoint rule",
+            "grids": [config["grid"], 2 * config["grid"]],
+            "median": _quantile(ratios, 0.5),
+            "p90": _quantile(ratios, 0.9),
+            "count": len(ratios),
+            "undefined": len(convergence) - len(ratios),
+        },
+        "diverged": {v: sum(r["variant"] == v and r["diverged"] for r in runs) for v in variants},
+        "stability": {
+            "learning_rate": config["learning_rate"] * config["stability_multiple"],
+            "spike_rule": f"loss > {config['spike_factor']} × the minimum of the previous "
+            f"{config['spike_window']} steps",
+            "divergence_rule": "a non-finite loss, or the mean of the last "
+            f"{config['final_window']} steps above the first step's loss",
+        },
+        "claims_family": len(claims),
+        "seconds": time.perf_counter() - start,
+        "threads": 1 if base["device"] == "cpu" else threads,
+        "cpu_count": os.cpu_count(),
+    }
+    result = StudyResult(runs=runs, curves=curves, claims=claims, meta=meta)
+    if out is not None:
+        result.write(out)
+    return result
