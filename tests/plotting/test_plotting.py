@@ -399,3 +399,18 @@ def test_the_spike_figure_has_its_three_panels_and_refuses_other_dicts():
         plot_curvature_spikes({"x": x})
     with pytest.raises(ValueError, match="domain"):
         plot_curvature_spikes({**spikes, "K_abs": np.full((16, 16), np.nan)})
+
+
+def test_the_spike_counts_have_one_row_per_model_and_refuse_runs_without_the_integral():
+    from curvlab.plotting import plot_spike_counts
+
+    runs = [
+        {"model": m, "curvature_adaptive": v}
+        for m, v in (("ungated", 2.0), ("gated_elementwise", 20.0), ("ungated", None))
+    ]
+    fig, ax = plot_spike_counts(runs)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["ungated", "gated_elementwise"]
+    assert sum(len(c.get_offsets()) for c in ax.collections) == 2  # the None run left out
+    plt.close(fig)
+    with pytest.raises(ValueError, match="runs"):
+        plot_spike_counts([{"model": "ungated", "curvature_adaptive": None}])

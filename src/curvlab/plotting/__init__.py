@@ -24,7 +24,8 @@ study's figures), :mod:`~curvlab.plotting.step_errors` (finite-difference errors
   :func:`plot_sweep`, :func:`write_figures` (the study's PNG files), and the depth study's
   :func:`plot_poole_anchor`, :func:`plot_structured_law`, :func:`plot_depth_study`; and
   :func:`plot_step_errors` (a finite-difference error against its step);
-  :func:`plot_curvature_spikes` (a trained sheet's spikes of |K| and the collapse of σ_max);
+  :func:`plot_curvature_spikes` (a trained sheet's spikes of |K| and the collapse of σ_max),
+  :func:`plot_spike_counts` (a study's adaptive ∫|K| dA per sheet, in units of 2π);
   :func:`plot_curvature_against_closed_form` (the engine's K beside its error on known surfaces).
 
 Inputs may be NumPy arrays, nested lists or (detached or not) PyTorch tensors; they are converted
@@ -50,7 +51,7 @@ from curvlab.plotting.experiments import (
     plot_task_effects,
     write_figures,
 )
-from curvlab.plotting.spikes import plot_curvature_spikes
+from curvlab.plotting.spikes import plot_curvature_spikes, plot_spike_counts
 from curvlab.plotting.step_errors import plot_step_errors
 from curvlab.plotting.style import BOOK_STYLE, COLORS, CURVATURE_CMAP, use_book_style
 
@@ -73,6 +74,7 @@ __all__ = [
     "plot_task_effects",
     "plot_poole_anchor",
     "plot_curvature_spikes",
+    "plot_spike_counts",
     "plot_step_errors",
     "plot_structured_law",
     "use_book_style",

@@ -1,8 +1,11 @@
 """Where a trained sheet's ∫|K| dA lives: its spikes, the Jacobian's collapse, and the points
-the adaptive rule spent its evaluations on (:func:`curvlab.models.adaptive_sheets.spike_map`).
+the adaptive rule spent its evaluations on (:func:`curvlab.models.adaptive_sheets.spike_map`);
+and the adaptive integral of a study's sheets in units of 2π, per model.
 """
 
 from __future__ import annotations
+
+import math
 
 import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt
@@ -10,7 +13,7 @@ import numpy as np
 
 from curvlab.plotting.style import COLORS
 
-__all__ = ["plot_curvature_spikes"]
+__all__ = ["plot_curvature_spikes", "plot_spike_counts"]
 
 _KEYS = ("x", "y", "K_abs", "sigma_max", "evaluated", "peak")
 
@@ -63,3 +66,33 @@ def plot_curvature_spikes(spikes: dict, *, title: str | None = None):
         fig.suptitle(title)
     fig.tight_layout()
     return fig, axes
+
+
+def plot_spike_counts(runs, *, ax=None):
+    """∫|K| dA by the adaptive rule (``curvature_adaptive``) of every run that has it, divided
+    by 2π (the area of a hemisphere of the Gauss sphere), one row of points per model, on a
+    log scale.  ``runs``: records with ``model`` and ``curvature_adaptive`` (None or 0: left
+    out).  Returns ``(fig, ax)``.
+
+    >>> fig, ax = plot_spike_counts([{"model": "ungated", "curvature_adaptive": 2 * math.pi}])
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['ungated']
+    >>> plt.close(fig)
+    """
+    kept = [r for r in runs if r.get("curvature_adaptive")]
+    if not kept:
+        raise ValueError("runs: no run carries curvature_adaptive")
+    models = list(dict.fromkeys(r["model"] for r in kept))
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7, 0.6 + 0.7 * len(models)))
+    else:
+        fig = ax.figure
+    for row, model in enumerate(models):
+        values = [r["curvature_adaptive"] / (2 * math.pi) for r in kept if r["model"] == model]
+        color = COLORS.get(model, COLORS["reference"])
+        ax.scatter(values, [row] * len(values), s=10, alpha=0.5, color=color)
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(models)), models)
+    ax.set_xlabel("∫|K| dA / 2π (log scale)")
+    fig.tight_layout()
+    return fig, ax

@@ -72,12 +72,12 @@ import torch
 from tqdm.auto import tqdm
 
 from curvlab.analysis.stats import directional_verdict, holm, paired_difference
+from curvlab.models.attention import parameter_count
 from curvlab.models.corpus import CorpusFingerprint, check_corpus, sympy_docstring_corpus
 from curvlab.models.language_model import (
     LANGUAGE_MODEL_VARIANTS,
     TransformerLanguageModel,
     build_language_model,
-    language_model_parameter_count,
     next_token_loss,
 )
 from curvlab.models.lm_measures import (
@@ -328,14 +328,7 @@ def _lm_cell(config: dict) -> dict:
     run = {
         "variant": variant,
         "seed": seed,
-        "parameters": language_model_parameter_count(
-            variant,
-            vocab_size=vocab_size,
-            context=config["context"],
-            d_model=config["d_model"],
-            n_heads=config["n_heads"],
-            depth=config["depth"],
-        ),
+        "parameters": parameter_count(model),
         "bits_per_character": bits,
         "final_train_loss": _final(losses, config["final_window"]),
         "spikes": count_spikes(fast, config["spike_factor"], config["spike_window"]),
