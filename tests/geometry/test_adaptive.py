@@ -7,7 +7,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from curvlab.geometry.adaptive import adaptive_midpoint, disc_domain
@@ -158,6 +158,9 @@ def test_affine_integrands_are_exact_and_never_refined(coefficients, x0, y0, wid
 
 @settings(max_examples=10, deadline=None)
 @given(st.floats(-0.8, 0.8), st.floats(-0.8, 0.8), st.floats(0.002, 0.05), st.integers(1, 3))
+# a peak at the centre has mirror cells with equal indicators, and a twin box in the batch
+# pads the leaves differently: ties ordered by slot marked different cells in and out of it
+@example(0.0, 0.0, 0.025390625, 2)
 def test_a_boxs_result_does_not_depend_on_its_batch(x, y, width, others):
     centres = torch.tensor([[x, y]] + [[0.1 * k, -0.2 * k] for k in range(others)], dtype=F64)
     low, high = SQUARE[0].expand(len(centres), 2), SQUARE[1].expand(len(centres), 2)

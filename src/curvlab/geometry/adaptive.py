@@ -327,7 +327,12 @@ def adaptive_midpoint(
         splittable = torch.where(level < deepest, indicator, 0.0)
         if not (active & (splittable.amax(1) > 0)).any():
             break
-        ranked, order = splittable.sort(dim=1, descending=True)
+        # Ties (a symmetric peak's mirror cells) are ordered by the cell, never by its slot:
+        # the slots depend on the batch's padding, and a box's result must not.
+        by_cell = torch.where(valid, _keys(index, level), torch.iinfo(torch.long).max)
+        by_cell = by_cell.argsort(dim=1)
+        ranked, order = splittable.gather(1, by_cell).sort(dim=1, descending=True, stable=True)
+        order = by_cell.gather(1, order)
         # Dörfler marking: the fewest largest cells holding ``marking`` of the summed indicator
         needed = (ranked.cumsum(1) < marking * total[:, None]).sum(1) + 1
         needed = torch.minimum(needed, (ranked > 0).sum(1)).clamp(max=cells_per_round)
