@@ -104,6 +104,28 @@ def test_the_curvature_copy_computes_the_model_and_its_layernorm_hessian():
     assert torch.allclose(forward, reverse, atol=1e-10)
 
 
+def test_the_engines_jets_need_the_elementary_layernorm():
+    # the engine differentiates forward over forward (gauss_equation.jets); on torch's own
+    # layer_norm that Hessian is wrong (torch 2.13), on the elementary formula it is the
+    # central difference of the reverse-mode Jacobian.  When a torch release fixes layer_norm,
+    # the first assertion fails: ElementaryLayerNorm can then go.
+    norm = torch.nn.LayerNorm(5).double()
+    with torch.no_grad():
+        norm.weight.copy_(torch.linspace(0.5, 1.5, 5))
+        norm.bias.copy_(torch.linspace(-0.2, 0.2, 5))
+    A = torch.randn(5, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    u = torch.tensor([[0.3, -0.2]], dtype=torch.float64)
+    step = 1e-5
+    jacobian = torch.func.jacrev(lambda x: norm(A @ x))
+    hessian_fd = torch.stack(
+        [(jacobian(u[0] + step * e) - jacobian(u[0] - step * e)) / (2 * step) for e in torch.eye(2)]
+    ).permute(1, 2, 0)  # (5, 2, 2)
+    _, library = jets(lambda x: norm(A @ x), u)
+    _, elementary = jets(lambda x: measures.ElementaryLayerNorm(norm)(A @ x), u)
+    assert not torch.allclose(library[0], hessian_fd, atol=1e-3)
+    assert torch.allclose(elementary[0], hessian_fd, atol=1e-8)
+
+
 def test_training_is_deterministic_per_seed(one_thread):
     config = {**study.lm_config("small", **TINY), "device": "cpu"}
     ids = torch.randint(11, (500,), generator=torch.Generator().manual_seed(0))

@@ -7,7 +7,8 @@ rcParams), :mod:`~curvlab.plotting.inputs` (what figures accept),
 :mod:`~curvlab.plotting.checks` (a chapter's table of checks),
 :mod:`~curvlab.plotting.experiments` (Part II figures), :mod:`~curvlab.plotting.depth` (the depth
 study's figures), :mod:`~curvlab.plotting.step_errors` (finite-difference errors),
-:mod:`~curvlab.plotting.spikes` (where a trained sheet's ∫|K| dA lives).
+:mod:`~curvlab.plotting.spikes` (where a trained sheet's ∫|K| dA lives),
+:mod:`~curvlab.plotting.language_model` (the language-model study's figures).
 
 - :data:`COLORS`  the book-wide categorical colours (Okabe–Ito, colour-blind safe): ungated
   attention is always blue, gated attention always vermillion, ablations green, references black.
@@ -27,6 +28,8 @@ study's figures), :mod:`~curvlab.plotting.step_errors` (finite-difference errors
   :func:`plot_curvature_spikes` (a trained sheet's spikes of |K| and the collapse of σ_max),
   :func:`plot_spike_counts` (a study's adaptive ∫|K| dA per sheet, in units of 2π);
   :func:`plot_curvature_against_closed_form` (the engine's K beside its error on known surfaces).
+- Part III: :func:`plot_lm_by_variant` (a language-model run's number by variant) and
+  :func:`plot_lm_per_layer` (a per-layer measure by variant), with :func:`seed_interval`.
 
 Inputs may be NumPy arrays, nested lists or (detached or not) PyTorch tensors; they are converted
 to float64 NumPy arrays. Every function returns the matplotlib objects it made and never calls
@@ -51,6 +54,7 @@ from curvlab.plotting.experiments import (
     plot_task_effects,
     write_figures,
 )
+from curvlab.plotting.language_model import plot_lm_by_variant, plot_lm_per_layer, seed_interval
 from curvlab.plotting.spikes import plot_curvature_spikes, plot_spike_counts
 from curvlab.plotting.step_errors import plot_step_errors
 from curvlab.plotting.style import BOOK_STYLE, COLORS, CURVATURE_CMAP, use_book_style
@@ -69,6 +73,8 @@ __all__ = [
     "plot_decision_boundaries",
     "plot_depth_study",
     "plot_forest",
+    "plot_lm_by_variant",
+    "plot_lm_per_layer",
     "plot_loss_curves",
     "plot_sweep",
     "plot_task_effects",
@@ -77,6 +83,7 @@ __all__ = [
     "plot_spike_counts",
     "plot_step_errors",
     "plot_structured_law",
+    "seed_interval",
     "use_book_style",
     "write_figures",
 ]

@@ -10,6 +10,8 @@ the chapters themselves, beside those numbers:
   :func:`empirical_row`), and the empirical claims of both studies side by side,
   :func:`two_studies_table`; one study's verdicts on chosen claims, each beside the chapter
   that decides it, :func:`study_verdicts_table`;
+- the language-model study's claims (:func:`curvlab.studies.lm.lm_claims`):
+  :func:`lm_claims_table`;
 - the pilot (:func:`curvlab.studies.pilot.pilot`): :func:`pilot_table`;
 - the sweep (:func:`curvlab.studies.sweep.sweep`): :func:`sweep_table`;
 - the measures' own checks (:mod:`curvlab.studies.measure_checks`):
@@ -33,6 +35,7 @@ __all__ = [
     "claims_table",
     "empirical_row",
     "geometric_row",
+    "lm_claims_table",
     "measure_checks_table",
     "numbers_table",
     "pilot_table",
@@ -106,6 +109,34 @@ def claims_table(records: Iterable[Mapping]) -> str:
         for r in records
     ]
     return "\n".join([CLAIMS_HEAD, *rows])
+
+
+LM_CLAIMS_HEAD = (
+    "| measure | model vs baseline | mean (model; baseline) | effect [95% CI] | Holm $p$ "
+    "| verdict |\n|---|---|---|---|---|---|"
+)
+
+
+def lm_claims_table(records: Iterable[Mapping]) -> str:
+    """The language-model study's claims, one row each in their order: the measure, the
+    comparison, both variants' means over seeds (four significant digits), the effect (signed so
+    that positive is the predicted direction) with its interval, Holm p and the verdict.
+
+    >>> print(lm_claims_table([{"measure": "sink", "model": "g", "baseline": "u",
+    ...     "mean_model": 0.1, "mean_baseline": 0.3, "effect": 0.2, "ci_low": 0.1,
+    ...     "ci_high": 0.3, "p": 0.01, "p_holm": 0.02, "verdict": "supported"}]))
+    | measure | model vs baseline | mean (model; baseline) | effect [95% CI] | Holm $p$ | verdict |
+    |---|---|---|---|---|---|
+    | sink | g vs u | 0.1; 0.3 | +0.200 [+0.100, +0.300] | 0.02 | **supported** |
+    """
+    rows = [
+        f"| {_cell(r['measure'])} | {_cell(r['model'])} vs {_cell(r['baseline'])} "
+        f"| {r['mean_model']:.4g}; {r['mean_baseline']:.4g} "
+        f"| {_interval(r['effect'], r['ci_low'], r['ci_high'])} | {_p(r)} "
+        f"| **{r['verdict']}** |"
+        for r in records
+    ]
+    return "\n".join([LM_CLAIMS_HEAD, *rows])
 
 
 TWO_STUDIES_HEAD = (
