@@ -7,7 +7,8 @@ rcParams), :mod:`~curvlab.plotting.inputs` (what figures accept),
 :mod:`~curvlab.plotting.checks` (a chapter's table of checks),
 :mod:`~curvlab.plotting.experiments` (Part II figures), :mod:`~curvlab.plotting.depth` (the depth
 study's figures), :mod:`~curvlab.plotting.step_errors` (finite-difference errors),
-:mod:`~curvlab.plotting.spikes` (where a trained sheet's ∫|K| dA lives).
+:mod:`~curvlab.plotting.spikes` (where a trained sheet's ∫|K| dA lives),
+:mod:`~curvlab.plotting.realdata` (the real-data study's figures).
 
 - :data:`COLORS`  the book-wide categorical colours (Okabe–Ito, colour-blind safe): ungated
   attention is always blue, gated attention always vermillion, ablations green, references black.
@@ -26,7 +27,9 @@ study's figures), :mod:`~curvlab.plotting.step_errors` (finite-difference errors
   :func:`plot_step_errors` (a finite-difference error against its step);
   :func:`plot_curvature_spikes` (a trained sheet's spikes of |K| and the collapse of σ_max),
   :func:`plot_spike_counts` (a study's adaptive ∫|K| dA per sheet, in units of 2π);
-  :func:`plot_curvature_against_closed_form` (the engine's K beside its error on known surfaces).
+  :func:`plot_curvature_against_closed_form` (the engine's K beside its error on known surfaces);
+  the real-data study's :func:`plot_realdata_accuracy` (with :func:`mean_intervals`) and
+  :func:`plot_realdata_curvature`.
 
 Inputs may be NumPy arrays, nested lists or (detached or not) PyTorch tensors; they are converted
 to float64 NumPy arrays. Every function returns the matplotlib objects it made and never calls
@@ -51,6 +54,11 @@ from curvlab.plotting.experiments import (
     plot_task_effects,
     write_figures,
 )
+from curvlab.plotting.realdata import (
+    mean_intervals,
+    plot_realdata_accuracy,
+    plot_realdata_curvature,
+)
 from curvlab.plotting.spikes import plot_curvature_spikes, plot_spike_counts
 from curvlab.plotting.step_errors import plot_step_errors
 from curvlab.plotting.style import BOOK_STYLE, COLORS, CURVATURE_CMAP, use_book_style
@@ -62,6 +70,7 @@ __all__ = [
     "CheckTable",
     "curvature_norm",
     "linear_fit_band",
+    "mean_intervals",
     "plot_curvature_against_closed_form",
     "plot_curvature_accuracy",
     "plot_curvature_map",
@@ -73,6 +82,8 @@ __all__ = [
     "plot_sweep",
     "plot_task_effects",
     "plot_poole_anchor",
+    "plot_realdata_accuracy",
+    "plot_realdata_curvature",
     "plot_curvature_spikes",
     "plot_spike_counts",
     "plot_step_errors",
