@@ -1,4 +1,4 @@
-"""One convention for a chapter's checks, in Part I and Part II alike: the chapter collects
+"""One convention for a chapter's checks, in Parts I, II and III alike: the chapter collects
 them in one ``CheckTable``, shows it in a cell of its own (``checks``), and asserts nothing
 outside its exercises (whose checks are the grader's, and stay plain ``assert`` statements)."""
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
-CHAPTERS = sorted([*BOOK.glob("geometry/*.md"), *BOOK.glob("experiments/*.md")])
+PARTS = ("geometry", "experiments", "beyond")
+CHAPTERS = sorted(path for part in PARTS for path in BOOK.glob(f"{part}/*.md"))
 
 
 def _cells(path: Path) -> list[tuple[list[str], str]]:
@@ -40,7 +41,7 @@ def bare_asserts(code: str) -> list[int]:
 
 
 def test_the_chapters_are_found():
-    assert {path.parent.name for path in CHAPTERS} == {"geometry", "experiments"}
+    assert {path.parent.name for path in CHAPTERS} == set(PARTS)
     assert len(CHAPTERS) >= 9
 
 
