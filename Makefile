@@ -87,7 +87,7 @@ $(VENDOR_STAMP): $(VENDOR_NPM)/package.json $(VENDOR_NPM)/package-lock.json
 # agree. The cache is keyed by each study's configuration and code, so a study whose code is
 # unchanged costs a cache look-up; the stamp keeps a no-change `make book` from starting
 # Python at all. A study that fails stops the build before any chapter runs.
-STUDIES := depth poole pilot reproduce boundaries sweep lm
+STUDIES := depth poole pilot reproduce boundaries sweep realdata lm
 STUDIES_STAMP := _build/studies/.complete
 STUDY_SOURCES := $(shell find src/curvlab -name '*.py' -not -path '*/__pycache__/*' 2>/dev/null)
 studies: require-python $(STUDIES_STAMP)

@@ -21,7 +21,13 @@ from curvlab.models.slice_sheets import (
     triangle_nodes,
 )
 from curvlab.studies.protocol import REALDATA_SCALES
-from curvlab.studies.realdata import ANALYSIS, PREDICTIONS, realdata, realdata_config
+from curvlab.studies.realdata import (
+    ANALYSIS,
+    PREDICTIONS,
+    estimated_seconds,
+    realdata,
+    realdata_config,
+)
 from curvlab.studies.result import StudyResult
 
 TINY = {
@@ -129,6 +135,37 @@ def test_the_scales_name_the_real_datasets_and_a_token_fits_the_width():
     for config in REALDATA_SCALES.values():
         assert config["datasets"] == list(DATASETS)
         assert config["d_model"] >= 10 and config["subdivision_check"] == 2 * config["subdivision"]
+    # P = 8 moved the estimate by up to 0.48 in log against 2P: the small scale starts at 16
+    assert REALDATA_SCALES["small"]["subdivision"] >= 16
+    assert len(REALDATA_SCALES["small"]["seeds"]) >= 3
+
+
+def test_the_estimate_grows_with_every_part_of_the_work():
+    small = realdata_config("small")
+    base = estimated_seconds(small)
+    assert base > 0
+    for key, value in (
+        ("seeds", list(range(8))),
+        ("epochs", 600),
+        ("triangles", 8),
+        ("subdivision", 24),
+        ("subdivision_check", 64),
+        ("d_model", 16),
+    ):
+        assert value != small[key], key
+        assert estimated_seconds({**small, key: value}) > base, key
+    assert estimated_seconds({**small, "datasets": ["wine"]}) < base
+    assert estimated_seconds({**small, "models": ["ungated"]}) < base
+    assert estimated_seconds(realdata_config("medium")) > base
+
+
+def test_a_study_prints_its_estimate_before_it_starts(tiny, capsys):
+    _, out = tiny
+    options = {**TINY, "progress": True}
+    realdata("small", directory=out.parent / "cache", **options)
+    err = capsys.readouterr().err
+    assert err.startswith("realdata (small): about ")
+    assert "min on one core" in err.splitlines()[0]
 
 
 @pytest.mark.parametrize(

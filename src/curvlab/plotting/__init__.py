@@ -8,7 +8,8 @@ rcParams), :mod:`~curvlab.plotting.inputs` (what figures accept),
 :mod:`~curvlab.plotting.experiments` (Part II figures), :mod:`~curvlab.plotting.depth` (the depth
 study's figures), :mod:`~curvlab.plotting.step_errors` (finite-difference errors),
 :mod:`~curvlab.plotting.spikes` (where a trained sheet's ∫|K| dA lives),
-:mod:`~curvlab.plotting.language_model` (the language-model study's figures).
+:mod:`~curvlab.plotting.language_model` (the language-model study's figures),
+:mod:`~curvlab.plotting.realdata` (the real-data study's figures).
 
 - :data:`COLORS`  the book-wide categorical colours (Okabe–Ito, colour-blind safe): ungated
   attention is always blue, gated attention always vermillion, ablations green, references black.
@@ -29,7 +30,9 @@ study's figures), :mod:`~curvlab.plotting.step_errors` (finite-difference errors
   :func:`plot_spike_counts` (a study's adaptive ∫|K| dA per sheet, in units of 2π);
   :func:`plot_curvature_against_closed_form` (the engine's K beside its error on known surfaces).
 - Part III: :func:`plot_lm_by_variant` (a language-model run's number by variant) and
-  :func:`plot_lm_per_layer` (a per-layer measure by variant), with :func:`seed_interval`.
+  :func:`plot_lm_per_layer` (a per-layer measure by variant), with :func:`seed_interval`;
+  the real-data study's :func:`plot_realdata_accuracy` (with :func:`mean_intervals`) and
+  :func:`plot_realdata_curvature`.
 
 Inputs may be NumPy arrays, nested lists or (detached or not) PyTorch tensors; they are converted
 to float64 NumPy arrays. Every function returns the matplotlib objects it made and never calls
@@ -55,6 +58,11 @@ from curvlab.plotting.experiments import (
     write_figures,
 )
 from curvlab.plotting.language_model import plot_lm_by_variant, plot_lm_per_layer, seed_interval
+from curvlab.plotting.realdata import (
+    mean_intervals,
+    plot_realdata_accuracy,
+    plot_realdata_curvature,
+)
 from curvlab.plotting.spikes import plot_curvature_spikes, plot_spike_counts
 from curvlab.plotting.step_errors import plot_step_errors
 from curvlab.plotting.style import BOOK_STYLE, COLORS, CURVATURE_CMAP, use_book_style
@@ -66,6 +74,7 @@ __all__ = [
     "CheckTable",
     "curvature_norm",
     "linear_fit_band",
+    "mean_intervals",
     "plot_curvature_against_closed_form",
     "plot_curvature_accuracy",
     "plot_curvature_map",
@@ -79,6 +88,8 @@ __all__ = [
     "plot_sweep",
     "plot_task_effects",
     "plot_poole_anchor",
+    "plot_realdata_accuracy",
+    "plot_realdata_curvature",
     "plot_curvature_spikes",
     "plot_spike_counts",
     "plot_step_errors",

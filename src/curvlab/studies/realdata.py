@@ -58,12 +58,15 @@ The protocol, written before any run of this study was looked at:
 
 :func:`realdata` returns a :class:`~curvlab.studies.result.StudyResult`: ``runs`` (one row a
 trained model), ``effects`` (one row a dataset: the near-linear protocol), ``claims`` and
-``meta`` (configuration, the near-linear rule, the quadrature's convergence, timings).
+``meta`` (configuration, the near-linear rule, the quadrature's convergence, timings).  With
+``progress`` it first prints :func:`estimated_seconds` of the configuration.  The scales' settings
+and how the small one came to be what it is: :data:`~curvlab.studies.protocol.REALDATA_SCALES`.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -87,6 +90,7 @@ __all__ = [
     "PREDICTIONS",
     "TRIANGLE_SEED",
     "analyse_realdata",
+    "estimated_seconds",
     "realdata",
     "realdata_config",
 ]
@@ -113,6 +117,34 @@ PREDICTIONS: dict[str, str] = {
     "E3": "curvature tracks accuracy (positive within dataset × model)",
 }
 """The paper's prediction beside each claim."""
+
+_SECONDS_PER_SEED_EPOCH = {"digits": 0.0135, "breast_cancer": 0.004, "wine": 0.0025}
+"""Training: CPU seconds per seed and epoch of one model at d_model = 10, measured on one core
+(``OMP_NUM_THREADS=1``) with the small scale's settings."""
+
+_SECONDS_PER_NODE = 2.7e-4
+"""Curvature: CPU seconds per quadrature node of one triangle of one run at d_model = 10."""
+
+
+def estimated_seconds(config: dict) -> float:
+    """A rough estimate of the study's time on one core from an empty run cache: the measured
+    costs above times the number of seeds, epochs, models, triangles and nodes (P² + (2P)²),
+    scaled by (d_model / 10)² (a guess for a wider model, not a measurement).
+
+    >>> small = estimated_seconds(realdata_config("small"))
+    >>> small < estimated_seconds(realdata_config("medium"))
+    True
+    """
+    scale = (config["d_model"] / 10) ** 2
+    seeds, models = len(config["seeds"]), len(config["models"])
+    nodes = config["subdivision"] ** 2 + config["subdivision_check"] ** 2
+    total = 0.0
+    for dataset in config["datasets"]:
+        train = _SECONDS_PER_SEED_EPOCH[dataset] * config["epochs"]
+        curvature = _SECONDS_PER_NODE * config["triangles"] * nodes
+        total += models * seeds * scale * (train + curvature)
+    return total
+
 
 _CHECKS = {
     "datasets": DATASETS,
@@ -399,6 +431,12 @@ def realdata(
     """Run (or read from the run cache) the real-data study of ``scale`` (module docstring);
     ``overrides`` change the scale's settings; writes the result into ``out`` when given."""
     config = realdata_config(scale, **overrides)
+    if progress:
+        minutes = estimated_seconds(config) / 60
+        tqdm.write(
+            f"realdata ({scale}): about {minutes:.0f} min on one core from an empty cache",
+            file=sys.stderr,
+        )
     base = {k: v for k, v in config.items() if k not in ("datasets", "models")}
     base["device"] = resolve_device(device)
     start = time.perf_counter()
