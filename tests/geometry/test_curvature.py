@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from curvlab.geometry.curvature import (
@@ -296,6 +296,7 @@ def test_curvature_invariant_under_nonlinear_diffeomorphism(seed):
 
 
 @given(seed=seeds)
+@example(seed=95968523)  # a nearly parallel pair (conditioning 5e6)
 @LAWS
 def test_sectional_curvature_of_a_surface_is_its_gaussian_curvature(seed):
     generator = rng(seed)
@@ -303,7 +304,14 @@ def test_sectional_curvature_of_a_surface_is_its_gaussian_curvature(seed):
     u = uniform(generator, -1.0, 1.0, 10, 2)
     X = torch.randn(10, 2, generator=generator, dtype=torch.float64)
     Y = torch.randn(10, 2, generator=generator, dtype=torch.float64)
-    assert_close(sectional_curvature(f, u, X, Y), gaussian_curvature(f, u), atol=1e-12)
+    # R(X, Y, Y, X) / |X ∧ Y|² loses digits as X and Y near parallel: the rounding error grows
+    # with the pair's conditioning |X|²|Y|² / |X ∧ Y|², so the tolerance does too (a random
+    # pair reached 5e6, and 1e-8 relative there; a well-conditioned pair is held to ~1e-13)
+    xx, yy, xy = (X * X).sum(-1), (Y * Y).sum(-1), (X * Y).sum(-1)
+    conditioning = xx * yy / (xx * yy - xy**2)
+    sectional, gaussian = sectional_curvature(f, u, X, Y), gaussian_curvature(f, u)
+    bound = 1e-13 * conditioning * gaussian.abs() + 1e-12
+    assert ((sectional - gaussian).abs() <= bound).all(), (sectional - gaussian, bound)
     assert_close(scalar_curvature(f, u), 2 * gaussian_curvature(f, u), atol=1e-12)
 
 
