@@ -1,5 +1,6 @@
 """curvlab.analysis.stats: paired intervals, power, TOST, Holm, verdict rules, correlations."""
 
+import itertools
 import math
 
 import numpy as np
@@ -21,6 +22,21 @@ def test_paired_interval_matches_scipy_ttest_rel_and_covers_the_mean():
     assert math.isclose(r["p"], reference.pvalue, rel_tol=1e-12)
     assert math.isclose(r["ci_low"], ci.low) and math.isclose(r["ci_high"], ci.high)
     assert math.isclose(r["d_z"], np.mean(a - b) / np.std(a - b, ddof=1))
+
+
+@pytest.mark.parametrize("n", [2, 5, 6, 9])
+def test_equal_differences_get_the_exact_sign_flip_p_never_zero(n):
+    """Every seed's difference c ≠ 0: p is the share of the 2ⁿ sign flips whose mean is as far
+    from 0 as c, counted here by enumeration; five seeds cannot support a verdict."""
+    a, b = [3.0] * n, [4.0] * n
+    r = stats.paired_difference(a, b)
+    flips = np.array(list(itertools.product([-1.0, 1.0], repeat=n)))
+    as_far = np.mean(np.abs((flips * -1.0).mean(1)) >= 1.0)
+    assert r["sd"] == 0 and r["ci_low"] == r["ci_high"] == -1.0
+    assert r["p"] == pytest.approx(as_far, abs=0) and r["p"] > 0
+    verdict = stats.directional_verdict(-r["ci_high"], -r["ci_low"], r["p"])
+    assert verdict == ("supported" if as_far < 0.05 else "inconclusive")
+    assert stats.paired_difference([2.0] * n, [2.0] * n)["p"] == 1.0
 
 
 def test_minimum_detectable_effect_has_80_percent_power_by_simulation():

@@ -208,6 +208,8 @@ def test_spikes_are_counted_by_the_stated_rule():
     assert measures.count_spikes([1.0, 1.4, 1.6], factor=1.5, window=50) == 1
     assert measures.count_spikes([2.0, 1.0, None], factor=1.5, window=5) == 1
     assert measures.count_spikes([2.0, 1.9, 1.8], factor=1.5, window=5) == 0
+    assert measures.spike_steps([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=2) == [3]
+    assert measures.spike_steps([2.0, 1.0, None, 1.0, 9.0], factor=1.5, window=5) == [2, 4]
 
 
 @pytest.mark.parametrize(

@@ -153,6 +153,14 @@ def paired_difference(a, b, *, alpha: float = 0.05) -> dict:
     t-test, two-sided), p_wilcoxon (signed-rank, two-sided; None when every d is 0), d_z and
     mde_80.
 
+    Where every d is the same number c the t statistic is undefined (sd = 0): the interval is
+    the point c, and p is the exact two-sided sign-flip p (the null keeps each |dᵢ| and flips
+    its sign with probability ½): 1 when c = 0, else 2 · 2⁻ⁿ, the two of the 2ⁿ sign patterns
+    whose mean is as far from 0 as c.  Five equal seeds give p = 0.0625, never 0.
+
+    >>> paired_difference([1, 1, 1, 1, 1], [0, 0, 0, 0, 0])["p"]
+    0.0625
+
     >>> r = paired_difference([1.2, 1.0, 1.5, 1.3], [1.0, 0.9, 1.1, 1.0])
     >>> round(r["effect"], 3), r["ci_low"] > 0, r["n"]
     (0.25, True, 4)
@@ -165,7 +173,7 @@ def paired_difference(a, b, *, alpha: float = 0.05) -> dict:
     n, mean, sd = d.size, float(d.mean()), float(d.std(ddof=1))
     if sd == 0:
         low = high = mean
-        p = 1.0 if mean == 0 else 0.0
+        p = 1.0 if mean == 0 else 2.0 ** (1 - n)
     else:
         half = stats.t.ppf(1 - alpha / 2, n - 1) * sd / math.sqrt(n)
         low, high = mean - half, mean + half

@@ -7,8 +7,9 @@ What is here (shapes: B windows, T positions, d width, nh heads, L layers)::
     layer_statistics(model, tokens)   per layer: the attention sink (mean weight on position 0
                                       over heads, query positions t > 0 and windows) and the
                                       largest activation max |h| after the block
-    count_spikes(losses)              steps t >= 1 whose loss exceeds factor × the minimum of
+    spike_steps(losses)               steps t >= 1 whose loss exceeds factor × the minimum of
                                       the previous min(t, window) losses (non-finite: a spike)
+    count_spikes(losses)              how many there are
     slice_map(model, tokens)          u (2,) ↦ every layer's two sheets (:data:`SHEETS`) at the
                                       last position, stacked (2 L d,)
     triangle_midpoints(P)             the triangle's midpoint rule: P² centroids, weight 1/(2P²)
@@ -46,6 +47,7 @@ __all__ = [
     "layer_statistics",
     "slice_curvature",
     "slice_map",
+    "spike_steps",
     "triangle_midpoints",
 ]
 
@@ -53,24 +55,33 @@ SHEETS: tuple[str, ...] = ("attention", "residual")
 """The two sheets per layer: the attention block's output and the residual stream after it."""
 
 
-def count_spikes(losses, factor: float = 1.5, window: int = 50) -> int:
-    """Steps t >= 1 whose loss exceeds ``factor`` × the minimum of the previous min(t,
-    ``window``) losses (a non-finite loss counts as a spike).
+def spike_steps(losses, factor: float = 1.5, window: int = 50) -> list[int]:
+    """The steps t >= 1 whose loss exceeds ``factor`` × the minimum of the previous min(t,
+    ``window``) losses (a non-finite loss, or None, is a spike), in order.
 
-    >>> count_spikes([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=2)
-    1
+    >>> spike_steps([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=2)
+    [3]
     """
     if isinstance(factor, bool) or not isinstance(factor, int | float) or not factor > 0:
         raise ValueError(f"factor: expected a number > 0, got {factor!r}")
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise ValueError(f"window: expected an integer >= 1, got {window!r}")
     losses = [float("nan") if v is None else float(v) for v in losses]
-    spikes = 0
+    steps = []
     for t in range(1, len(losses)):
         previous = [v for v in losses[max(0, t - window) : t] if math.isfinite(v)]
         if not math.isfinite(losses[t]) or (previous and losses[t] > factor * min(previous)):
-            spikes += 1
-    return spikes
+            steps.append(t)
+    return steps
+
+
+def count_spikes(losses, factor: float = 1.5, window: int = 50) -> int:
+    """How many steps :func:`spike_steps` finds.
+
+    >>> count_spikes([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=2)
+    1
+    """
+    return len(spike_steps(losses, factor, window))
 
 
 def attention_weights(block, h: torch.Tensor) -> torch.Tensor:
