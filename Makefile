@@ -152,18 +152,31 @@ test: require-python require-npm require-chromium
 
 # Tests that read the built sites without a browser: they run after the build (test-slow).
 SITE_TESTS := tests/test_site_student.py
+# The fast and the slow tests run in TEST_WORKERS worker processes (pytest-xdist; "auto": one
+# per CPU core, at most 4), each on one torch thread (conftest.py: the workers are the
+# parallelism), one test file per worker at a time (--dist loadfile: a file's module fixtures,
+# such as one grading of a chapter, are built once). TEST_WORKERS=0 runs every test in one
+# process, one after another.
+TEST_WORKERS ?= auto
+PARALLEL = -n $(TEST_WORKERS) --maxprocesses 4 --dist loadfile
+# Slow tests that run after the others, with nothing beside them: the attack suite checks that
+# no process of the sandbox user outlives its grading, reading every such process, so another
+# grading (or a load that slows the sandbox's teardown) beside it would be counted against it.
+ALONE_TESTS := tests/curvgrade/test_grading_attacks.py
 
 #   make test-fast     the inner loop: the library tests and doctests marked neither slow nor
 #                      browser, except those reading the built sites (seconds; builds nothing)
 test-fast: require-python $(STAMP)
 	$(BIN)/python -m pytest --doctest-modules src tests -m "not slow and not browser" \
-	  $(SITE_TESTS:%=--ignore=%)
+	  $(SITE_TESTS:%=--ignore=%) $(PARALLEL)
 
 #   make test-slow     the tests marked slow (scratch books, the chapters' claims, the classroom
 #                      attack suite) and the checks of the built sites that need no browser,
 #                      after building the book and the student site if needed
 test-slow: require-python book book-student
-	$(BIN)/python -m pytest tests -m "slow and not browser" $(SITE_TESTS:%=--ignore=%) --durations=30
+	$(BIN)/python -m pytest tests -m "slow and not browser" $(SITE_TESTS:%=--ignore=%) \
+	  $(ALONE_TESTS:%=--ignore=%) --durations=30 $(PARALLEL)
+	$(BIN)/python -m pytest $(ALONE_TESTS) -m "slow and not browser" --durations=5
 	$(BIN)/python -m pytest $(SITE_TESTS) -m "not slow and not browser"
 
 #   make test-browser  build the book (and the student site) if needed, then check every page in
