@@ -7,8 +7,15 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from curvlab.geometry.gauss_equation import IMMERSION_TOLERANCE, jets, surface_from_jets
+from curvlab.geometry.gauss_equation import (
+    IMMERSION_TOLERANCE,
+    jets,
+    row_jets,
+    surface_from_jets,
+)
 from curvlab.geometry.surfaces import gallery
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "curvlab"
@@ -32,6 +39,27 @@ def test_surface_from_jets_gives_the_exact_curvature_with_any_leading_shape(surf
     assert torch.allclose(out["K"], exact, atol=1e-10, rtol=1e-8)
     volume = torch.sqrt(torch.linalg.det(J.mT @ J)).reshape(2, 3, 5)
     assert torch.allclose(out["volume_element"], volume, rtol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(1, 4), d=st.integers(1, 5), n=st.integers(1, 6), seed=st.integers(0, 2**16))
+def test_row_jets_are_the_jets_of_each_row(k, d, n, seed):
+    """For any input and output dimension: the row map's jets, by nested forward mode on its
+    own batch, are the one-point map's (jacfwd twice under vmap) to round-off, H symmetric."""
+    generator = torch.Generator().manual_seed(seed)
+    A, B = (torch.randn(k, d, generator=generator, dtype=torch.float64) for _ in range(2))
+    C = torch.randn(k, k, generator=generator, dtype=torch.float64)
+
+    def f_rows(x):  # (M, k) -> (M, d): mixed second derivatives in every pair of coordinates
+        return torch.tanh(x @ A) * torch.sin(x @ B) + ((x @ C) * x).sum(-1, keepdim=True)
+
+    points = torch.randn(n, k, generator=generator, dtype=torch.float64)
+    J, H = row_jets(f_rows, points)
+    J_ref, H_ref = jets(lambda x: f_rows(x[None])[0], points)
+    assert J.shape == (n, d, k) and H.shape == (n, d, k, k)
+    assert torch.allclose(J, J_ref, rtol=0, atol=1e-13)
+    assert torch.allclose(H, H_ref, rtol=0, atol=1e-13)
+    assert torch.equal(H, H.transpose(-1, -2))
 
 
 def test_degenerate_and_non_finite_jets_are_masked_not_propagated():

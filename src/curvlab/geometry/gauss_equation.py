@@ -10,6 +10,7 @@ What is here, in the order a computation runs::
 
     PointBatch(f, u, cov, dtype)      checked inputs: points (N, k), d, L with Σ = L Lᵀ
     jacobians / jets                  J (N, d, k), H (N, d, k, k) = ∂f, ∂²f (jacfwd under vmap)
+    row_jets                          the same for a map acting row by row on a batch
     batch.whiten(J), batch.whiten(H)  J̃ = L⁻¹ J, H̃ = L⁻¹ H: g = J̃ᵀ J̃ = Jᵀ Σ⁻¹ J
     immersion_ratio / check_immersion σ_min(J̃)/σ_max(J̃) against IMMERSION_TOLERANCE
     normal_part(J, H)                 II_ab = (I − Q Qᵀ) H_ab, J = Q R   (N, k, k, d)
@@ -32,7 +33,7 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
-from torch.func import jacfwd, vmap
+from torch.func import jacfwd, jvp, vmap
 
 __all__ = [
     "IMMERSION_TOLERANCE",
@@ -52,6 +53,7 @@ __all__ = [
     "orthonormal_frame_form",
     "output_dimension",
     "resolve_dtype",
+    "row_jets",
     "scalar_from_frame",
     "singular_values",
     "surface_from_jets",
@@ -207,6 +209,37 @@ def jets(f: Map, points: torch.Tensor, chunk_size=None) -> tuple[torch.Tensor, t
         return jacobian, hessian
 
     return vmap(jet, chunk_size=chunk_size)(points)
+
+
+def row_jets(f_rows: Callable, points: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """J (N, d, k) and H (N, d, k, k), H[n, i, a, b] = ∂_a ∂_b f^i at points[n], of a map that
+    acts row by row: ``f_rows`` takes points (M, k) and returns (M, d) whose row m depends on
+    the point in row m alone (a network on a batch of independent inputs).  The same numbers as
+    :func:`jets` of the one-point map, up to round-off, with no ``vmap`` over the points: for
+    each of the k(k+1)/2 pairs a ≤ b, a forward derivative along e_a inside one along e_b
+    gives J e_a and ∂_b ∂_a f; the pairs are stacked along the map's own batch axis, so one
+    call of ``f_rows`` on k(k+1)/2 · N rows carries them all.  On the study's classifiers (2
+    CPU threads) it took 1/1.4 to 1/1.25 of :func:`jets`' time for one member's 16 to 4096
+    points (the adaptive rule's calls), about as long for 16 members' 1024 each.  A map whose
+    rows interact (batch statistics) has no such row jets: its result here would be wrong, not
+    refused.
+    """
+    n, k = points.shape
+    pairs = [(a, b) for a in range(k) for b in range(a, k)]
+    eye = torch.eye(k, dtype=points.dtype, device=points.device)
+    inner = eye[[a for a, _ in pairs]].repeat_interleave(n, dim=0)  # (P·N, k): e_a per row
+    outer = eye[[b for _, b in pairs]].repeat_interleave(n, dim=0)  # (P·N, k): e_b per row
+    rows = points.repeat(len(pairs), 1)  # (P·N, k)
+
+    def along_inner(x):
+        return jvp(f_rows, (x,), (inner,))[1]
+
+    first, second = jvp(along_inner, (rows,), (outer,))  # (P·N, d) each
+    first, second = first.unflatten(0, (len(pairs), n)), second.unflatten(0, (len(pairs), n))
+    jacobian = first[[pairs.index((a, a)) for a in range(k)]].permute(1, 2, 0)  # (N, d, k)
+    symmetric = [pairs.index((min(a, b), max(a, b))) for a in range(k) for b in range(k)]
+    hessian = second[symmetric].unflatten(0, (k, k)).permute(2, 3, 0, 1)  # (N, d, k, k)
+    return jacobian, hessian
 
 
 def check_finite(batch: PointBatch, *tensors: torch.Tensor) -> None:

@@ -23,7 +23,7 @@ the curvature measures by :mod:`curvlab.models.convergence`, not by the loss.
 Measurement always runs the module: :func:`evaluate_ensemble`, the final loss and accuracy of
 :func:`train_ensemble`, :func:`ensemble_representation` and :func:`ensemble_jets` (the first and
 second input derivatives of every member's pooled representation, by the Gauss-equation
-engine's :func:`curvlab.geometry.gauss_equation.jets` under ``vmap`` over the members), from
+engine's :func:`curvlab.geometry.gauss_equation.row_jets` under ``vmap`` over the members), from
 which :mod:`curvlab.models.sheets` computes curvature.
 """
 
@@ -37,7 +37,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from curvlab.geometry.gauss_equation import jets
+from curvlab.geometry.gauss_equation import row_jets
 from curvlab.models.attention import (
     AdditiveSelfAttention,
     AttentionBlock,
@@ -444,8 +444,10 @@ def ensemble_jets(
     representation x ↦ r_e(x) at its points (E, N, 2), in the points' dtype.
 
     r_e is the module's representation under ``functional_call`` with member e's weights; its
-    jets are those of the Gauss-equation engine (:func:`curvlab.geometry.gauss_equation.jets`,
-    forward mode), under ``vmap`` over the members, ``chunk`` points per member at a time
+    jets are the Gauss-equation engine's (:func:`curvlab.geometry.gauss_equation.row_jets`,
+    forward mode on the module's own batch of points: a point's tokens attend to each other
+    only, so its row depends on it alone), under ``vmap`` over the members, ``chunk`` points
+    per member at a time
     ("auto": :data:`JET_POINTS` // E, at least 1; None: all at once; the values depend on it
     only through round-off).
     """
@@ -459,10 +461,10 @@ def ensemble_jets(
     state = _pooled_state(ens, params, points.dtype)
 
     def member(p, b, x):
-        def represent(point):
-            return functional_call(pooled, (p, b), (point[None],))[0]  # (d,)
+        def represent(rows):
+            return functional_call(pooled, (p, b), (rows,))  # (M, d): each row its own point
 
-        return jets(represent, x)
+        return row_jets(represent, x)
 
     step = points.shape[1] if chunk is None else chunk
     parts = [vmap(member)(*state, points[:, i : i + step]) for i in range(0, points.shape[1], step)]
