@@ -128,6 +128,34 @@ def test_make_test_gives_the_fast_feedback_before_building_the_book():
     assert fast[0] not in after_book and fast[1] in after_book
 
 
+@needs_make
+def test_the_tests_run_in_workers_and_the_attack_suite_alone_after_them():
+    """The fast and the slow tests in parallel workers, a file at a time; the attack suite (its
+    check reads every process of the sandbox user) in a run of its own, after the other slow
+    tests, with no workers; no slow test run twice or skipped by the split."""
+    lines = _make("-n", "-B", "test").stdout.replace("\\\n", " ").splitlines()
+    runs = [line for line in lines if " -m pytest " in line]
+    fast = next(line for line in runs if '"not slow and not browser"' in line)
+    slow = [n for n, line in enumerate(runs) if '-m "slow and not browser"' in line]
+    assert len(slow) == 2, runs
+    together, alone = runs[slow[0]], runs[slow[1]]
+    attacks = "tests/curvgrade/test_grading_attacks.py"
+    for line in (fast, together):
+        assert re.search(r" -n \S+ .*--dist loadfile", line), line
+    assert f"--ignore={attacks}" in together and " tests " in together + " ", together
+    assert alone.split(" -m pytest ")[1].split()[0] == attacks and " -n " not in alone, alone
+
+
+def test_a_test_worker_computes_on_the_threads_it_passes_on():
+    """Under pytest-xdist (conftest.py) a worker computes on OMP_NUM_THREADS threads, which the
+    processes it starts inherit: one, unless the caller set it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        pytest.skip("not in a pytest-xdist worker (make test-fast runs the tests in workers)")
+    import torch
+
+    assert torch.get_num_threads() == int(os.environ["OMP_NUM_THREADS"])
+
+
 def test_the_readme_names_the_inner_loop_and_what_ci_runs():
     readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
     commands = readme[readme.index("## The two commands") : readme.index("## System requirements")]

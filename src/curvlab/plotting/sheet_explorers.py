@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from curvlab.geometry.curvature import gaussian_curvature, lambdify_map
+from curvlab.geometry.curvature import gaussian_curvature, immersion_mask, lambdify_map
 from curvlab.geometry.measures import surface_measures
 from curvlab.plotting.curvature_maps import plot_curvature_surface
 from curvlab.plotting.explorers import FrameExplorer, Slider
@@ -70,7 +70,9 @@ def perspective_graph_map(*gate, **gate_keywords):
 @dataclass(frozen=True)
 class GateSigns:
     """Shares of the sampled input square where K > 0, K < 0, and where the perspective graph
-    has the sign of K (among the curved points; 1.0 when none is curved)."""
+    has the sign of K (among the curved points; 1.0 when none is curved).  A point where either
+    surface is not numerically an immersion (a gate saturated at a corner of the square makes
+    the graph of 1/gate nearly vertical) has no K and counts in neither share."""
 
     positive: float
     negative: float
@@ -90,11 +92,18 @@ def _gate_grids(gate_weight, bias, extent, resolution):
     gated, graph = settings.attention_map(), perspective_graph_map(gate_weight, bias)
     flat_chart = chart.reshape(-1, 2)
     shape = (*chart.shape[:2], 3)
+    defined = immersion_mask(gated, chart) & immersion_mask(graph, chart)
+
+    def curvature(f):  # K where both surfaces are immersions, NaN elsewhere
+        K = torch.full(chart.shape[:2], float("nan"), dtype=torch.float64)
+        K[defined] = gaussian_curvature(f, chart[defined])
+        return K.numpy()
+
     return (
         torch.stack([gated(x) for x in flat_chart]).reshape(shape).numpy(),
-        gaussian_curvature(gated, chart).numpy(),
+        curvature(gated),
         torch.stack([graph(x) for x in flat_chart]).reshape(shape).numpy(),
-        gaussian_curvature(graph, chart).numpy(),
+        curvature(graph),
     )
 
 
@@ -122,8 +131,9 @@ def gate_sign_shares(gate_weight, gate_bias=0.0, *, extent: float = 2.0, resolut
 
 
 def _signed_log(K: np.ndarray) -> np.ndarray:
-    K = np.where(np.abs(K) > FLAT_TOLERANCE, K, 0.0)
-    return np.sign(K) * np.log1p(np.abs(K))
+    """sign(K) log(1 + |K|), 0 where flat, NaN (not drawn) where K is undefined."""
+    signed = np.sign(K) * np.log1p(np.abs(K))
+    return np.where(np.abs(K) > FLAT_TOLERANCE, signed, np.where(np.isnan(K), np.nan, 0.0))
 
 
 def _gate_frame(w1: float, w2: float, grids):
