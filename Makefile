@@ -99,7 +99,7 @@ $(STUDIES_STAMP): $(STAMP) $(STUDY_SOURCES)
 	  $(BIN)/python -m curvlab $$study --scale small --device cpu --out _build/studies/$$study \
 	    || { echo "make: the study $$study failed; the book is not built"; exit 1; }; \
 	done
-	@touch $@
+	@mkdir -p $(@D) && touch $@
 
 #   make book          build the executed book into _build/html (-W: a failing cell or any warning
 #                      fails it, naming the chapters). Executes only what changed: a chapter edit

@@ -604,7 +604,9 @@ def _make_book(root: Path, *options: str) -> tuple[int, str, set[str]]:
     """`make` of the book's target with this repository's Makefile, in the scratch book.
 
     The environment is the one running the tests (VENV), already installed (STAMP); the scratch
-    book vendors no JavaScript (VENDOR_STAMP). A cell may run 5 s (CURVLAB_CELL_TIMEOUT).
+    book vendors no JavaScript (VENDOR_STAMP) and its chapters read no study (STUDIES: the
+    studies step runs none, instead of looking up, or with an empty run cache training, all of
+    the book's). A cell may run 5 s (CURVLAB_CELL_TIMEOUT).
     """
     result = subprocess.run(
         [
@@ -617,6 +619,7 @@ def _make_book(root: Path, *options: str) -> tuple[int, str, set[str]]:
             f"VENV={sys.prefix}",
             "STAMP=",
             "VENDOR_STAMP=",
+            "STUDIES=",
         ],
         cwd=root,
         env={**os.environ, "CURVLAB_CELL_TIMEOUT": "5"},
