@@ -14,6 +14,7 @@ the common options, defined once (:func:`add_common_arguments`):
     --device {auto,cpu,cuda}
     --cache-dir DIR     the run cache ($CURVLAB_CACHE, else .curvlab-cache/)
     --refresh           recompute cached runs
+    --jobs N            worker processes for the runs missing from the cache (one per core)
     --no-progress       hide the progress bar
 
 A study that caches nothing (``cached = False``) has no ``--cache-dir`` or ``--refresh``.
@@ -72,6 +73,7 @@ class _Study:
     name = ""
     help = ""
     cached = True
+    parallel = True  # computes its cells in worker processes (--jobs)
     device = "auto"  # the --device default
 
     def scales(self) -> Sequence[str]:
@@ -95,6 +97,7 @@ class _Study:
             "directory": args.cache_dir,
             "refresh": args.refresh,
             "progress": not args.no_progress,
+            "jobs": args.jobs,
         }
 
 
@@ -257,6 +260,7 @@ class _Depth(_Study):
 
 class _Poole(_Study):
     name = "poole"
+    parallel = False
     help = "Poole et al.'s random tanh anchor of the depth study (DIR/poole.csv)"
 
     def scales(self):
@@ -317,6 +321,7 @@ class _EnsembleBenchmark(_Study):
     name = "ensemble-benchmark"
     help = "per-seed loop vs vmap and einsum ensembles, one run"
     cached = False
+    parallel = False
     device = "cpu"
 
     def scales(self):
@@ -413,6 +418,17 @@ def add_common_arguments(parser: argparse.ArgumentParser, study: _Study) -> None
     if study.cached:
         parser.add_argument("--cache-dir", default=None, help="cache directory ($CURVLAB_CACHE)")
         parser.add_argument("--refresh", action="store_true", help="recompute cached runs")
+    if study.parallel:
+        from curvlab.studies.pool import available_cores
+
+        cores = available_cores()
+        parser.add_argument(
+            "--jobs",
+            type=_positive_int,
+            default=cores,
+            help="worker processes computing the runs missing from the cache, each on one "
+            f"thread (default: one per core, {cores})",
+        )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 

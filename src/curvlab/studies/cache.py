@@ -39,7 +39,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["cache_dir", "cache_key", "cached", "code_version", "import_closure"]
+__all__ = ["cache_dir", "cache_key", "cache_path", "cached", "code_version", "import_closure"]
 
 _ENVIRONMENT_VARIABLE = "CURVLAB_CACHE"
 _DIRECTORY_NAME = ".curvlab-cache"
@@ -212,6 +212,24 @@ def _check_name(name: str) -> str:
     return name
 
 
+def cache_path(fn: Callable, config, *, name: str, entry: str | None = None, directory=None):
+    """The file :func:`cached` reads ``fn(config)`` from and writes it to (arguments as there).
+
+    >>> cache_path(len, {"x": 3}, name="demo", entry="curvlab.models.tasks", directory="/c").parent
+    PosixPath('/c')
+    """
+    if not callable(fn):
+        raise TypeError(f"fn: expected a callable taking the config, got {type(fn)!r}")
+    if entry is None:
+        entry = getattr(fn, "__module__", None)
+        if not isinstance(entry, str) or not _ours(entry):
+            raise ValueError(
+                f"entry: fn is defined outside curvlab ({entry!r}): name the curvlab module "
+                "whose code the result depends on"
+            )
+    return cache_dir(directory) / f"{_check_name(name)}-{cache_key(config, entry)}.json"
+
+
 def cached(
     fn: Callable,
     config,
@@ -238,16 +256,7 @@ def cached(
     >>> first, again
     ({'double': 6}, {'double': 6})
     """
-    if not callable(fn):
-        raise TypeError(f"fn: expected a callable taking the config, got {type(fn)!r}")
-    if entry is None:
-        entry = getattr(fn, "__module__", None)
-        if not isinstance(entry, str) or not _ours(entry):
-            raise ValueError(
-                f"entry: fn is defined outside curvlab ({entry!r}): name the curvlab module "
-                "whose code the result depends on"
-            )
-    path = cache_dir(directory) / f"{_check_name(name)}-{cache_key(config, entry)}.json"
+    path = cache_path(fn, config, name=name, entry=entry, directory=directory)
     if path.is_file() and not refresh:
         with path.open(encoding="utf-8") as handle:
             return json.load(handle)["result"]

@@ -37,7 +37,7 @@ from curvlab.models.ensemble import (
 from curvlab.models.sheets import data_region_grid, direction_measures, sheet_from_jets
 from curvlab.models.tasks import LINEAR_TASKS, make_task
 from curvlab.models.training import resolve_device
-from curvlab.studies.cache import cached
+from curvlab.studies.pool import cached_map
 
 __all__ = [
     "CURVE_POINTS",
@@ -46,6 +46,7 @@ __all__ = [
     "measure_members",
     "resolve_device",  # re-exported from curvlab.models.training, the one definition
     "run_cell",
+    "run_cells",
     "train_and_judge",
     "train_until_converged",
 ]
@@ -373,10 +374,38 @@ def _cell(config: dict) -> dict:
     return {"runs": runs, "first_rung": first_rung, "curves": curves, "seconds": seconds}
 
 
+def run_cells(
+    cell_configs: list[dict],
+    *,
+    directory=None,
+    refresh: bool = False,
+    progress: bool = True,
+    jobs: int | None = None,
+    desc: str = "reproduce",
+) -> list[dict]:
+    """:func:`run_cell` of each configuration, in order; the cells missing from the cache are
+    computed ``jobs`` at a time, each on one thread (:func:`curvlab.studies.pool.cached_map`)."""
+    return cached_map(
+        _cell,
+        cell_configs,
+        name="reproduce",
+        directory=directory,
+        refresh=refresh,
+        progress=progress,
+        jobs=jobs,
+        desc=desc,
+        label=_label,
+    )
+
+
+def _label(config: dict) -> str:
+    return f"{config['model']} depth {config['depth']}, {len(config['seeds'])} seeds"
+
+
 def run_cell(cell_config: dict, *, directory=None, refresh: bool = False) -> dict:
     """One cached cell (a study config with single ``model``, ``depth`` and ``device``), keyed
     by its configuration and the code of every module this one imports: ``runs`` (each
     member at the first budget at which it converged, or the last: the retraining ladder),
     ``first_rung`` (each member at the config's ``epochs``: the fixed-budget rule), ``curves``
     (of ``runs``) and ``seconds``."""
-    return cached(_cell, cell_config, name="reproduce", directory=directory, refresh=refresh)
+    return run_cells([cell_config], directory=directory, refresh=refresh, progress=False)[0]

@@ -42,7 +42,6 @@ import time
 from collections.abc import Callable, Sequence
 
 import torch
-from tqdm.auto import tqdm
 
 from curvlab.analysis.growth import growth_laws
 from curvlab.geometry.measures import curve_measures
@@ -51,6 +50,7 @@ from curvlab.models.sheets import representation_curvature, sheet_curvature
 from curvlab.models.tasks import TASKS, make_task
 from curvlab.models.training import evaluate, fit, resolve_device
 from curvlab.studies.cache import cached
+from curvlab.studies.pool import cached_map
 from curvlab.studies.protocol import study_config
 
 __all__ = [
@@ -264,6 +264,7 @@ def depth_study(
     directory=None,
     refresh: bool = False,
     progress: bool = False,
+    jobs: int | None = None,
     device=None,
     **overrides,
 ) -> list[dict]:
@@ -291,9 +292,10 @@ def depth_study(
         for depth in config["depths"]
         for seed in config["seeds"]
     ]
-    records = []
-    for regime, model, depth, seed in tqdm(runs, desc="depth study", disable=not progress):
-        run_config = {**base, "regime": regime, "model": model, "depth": depth, "seed": seed}
-        run_config["device"] = device
-        records.extend(run_depth(run_config, directory=directory, refresh=refresh))
-    return records
+    configs = [
+        {**base, "regime": regime, "model": model, "depth": depth, "seed": seed, "device": device}
+        for regime, model, depth, seed in runs
+    ]
+    options = {"directory": directory, "refresh": refresh, "progress": progress, "jobs": jobs}
+    done = cached_map(_run, configs, name="depth", desc="depth study", unit="run", **options)
+    return [record for run in done for record in run]

@@ -69,7 +69,6 @@ import time
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from curvlab.analysis.stats import directional_verdict, holm, paired_difference
 from curvlab.models.attention import parameter_count
@@ -87,7 +86,8 @@ from curvlab.models.lm_measures import (
     slice_curvature,
 )
 from curvlab.models.training import resolve_device
-from curvlab.studies.cache import cached, code_version
+from curvlab.studies.cache import code_version
+from curvlab.studies.pool import cached_map, resolve_jobs
 from curvlab.studies.protocol import LM_SCALES, study_config
 from curvlab.studies.result import StudyResult
 
@@ -428,6 +428,7 @@ def lm(
     directory=None,
     refresh: bool = False,
     progress: bool = True,
+    jobs: int | None = None,
     **overrides,
 ) -> StudyResult:
     """Train and measure every variant and seed of ``scale`` (cached per cell), then the claims;
@@ -440,18 +441,17 @@ def lm(
     variants = config["variants"]
     cells = [(v, s) for s in config["seeds"] for v in variants]
     runs, curves, convergence = [], [], []
+    configs = [{**base, "variant": variant, "seed": seed} for variant, seed in cells]
+    options = {"directory": directory, "refresh": refresh, "progress": progress, "jobs": jobs}
     threads = torch.get_num_threads()
     if base["device"] == "cpu":  # matrices this small gain nothing from intra-op threads
-        torch.set_num_threads(1)
+        torch.set_num_threads(1)  # (here; a worker of cached_map has its own share)
     try:
-        for variant, seed in tqdm(cells, desc="lm", disable=not progress, unit="run"):
-            done = cached(
-                _lm_cell,
-                {**base, "variant": variant, "seed": seed},
-                name="lm",
-                directory=directory,
-                refresh=refresh,
-            )
+        for (variant, seed), done in zip(
+            cells,
+            cached_map(_lm_cell, configs, name="lm", desc="lm", unit="run", **options),
+            strict=True,
+        ):
             runs.append(done["run"])
             curves.extend(done["curves"])
             convergence.extend(
@@ -485,6 +485,7 @@ def lm(
         "claims_family": len(claims),
         "seconds": time.perf_counter() - start,
         "threads": 1 if base["device"] == "cpu" else threads,
+        "jobs": resolve_jobs(jobs),
         "cpu_count": os.cpu_count(),
     }
     result = StudyResult(runs=runs, curves=curves, claims=claims, meta=meta)

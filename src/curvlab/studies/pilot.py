@@ -32,11 +32,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from curvlab.studies import write_csv
-from curvlab.studies.cache import cached
 from curvlab.studies.cells import resolve_device, train_and_judge
+from curvlab.studies.pool import cached_map
 from curvlab.studies.protocol import reproduce_config
 
 __all__ = ["PILOT", "choose_epochs", "pilot", "run_pilot"]
@@ -86,6 +84,7 @@ def run_pilot(
     directory=None,
     refresh: bool = False,
     progress: bool = True,
+    jobs: int | None = None,
     plan: dict = PILOT,
     **overrides,
 ) -> list[dict]:
@@ -101,19 +100,11 @@ def run_pilot(
     base = {k: v for k, v in config.items() if k not in ("models", "depths", "epochs")}
     base.update(seeds=list(plan["seeds"]), budgets=sorted(budgets))
     base["device"] = resolve_device(device)
-    rows = []
-    cells = [(m, d) for d in config["depths"] for m in config["models"]]
-    for model, depth in tqdm(cells, desc="pilot", disable=not progress, unit="cell"):
-        rows.extend(
-            cached(
-                _pilot_cell,
-                {**base, "model": model, "depth": depth},
-                name="pilot",
-                directory=directory,
-                refresh=refresh,
-            )
-        )
-    return rows
+    configs = [{**base, "model": m, "depth": d} for d in config["depths"] for m in config["models"]]
+    options = {"directory": directory, "refresh": refresh, "progress": progress, "jobs": jobs}
+    return [
+        row for cell in cached_map(_pilot_cell, configs, name="pilot", **options) for row in cell
+    ]
 
 
 def _key(row: dict) -> tuple:

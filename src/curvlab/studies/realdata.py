@@ -82,6 +82,7 @@ from curvlab.models.real_data import DATASETS, TOKEN_SHAPES, load_tokens
 from curvlab.models.slice_sheets import draw_triangles, slice_curvature
 from curvlab.models.training import resolve_device
 from curvlab.studies.cache import cached
+from curvlab.studies.pool import cached_map
 from curvlab.studies.protocol import REALDATA_SCALES, study_config
 from curvlab.studies.result import StudyResult
 
@@ -426,6 +427,7 @@ def realdata(
     directory=None,
     refresh: bool = False,
     progress: bool = True,
+    jobs: int | None = None,
     **overrides,
 ) -> StudyResult:
     """Run (or read from the run cache) the real-data study of ``scale`` (module docstring);
@@ -442,9 +444,10 @@ def realdata(
     start = time.perf_counter()
     runs, logistic = [], []
     cells = [(d, m) for d in config["datasets"] for m in config["models"]]
-    for dataset, model in tqdm(cells, desc="realdata", disable=not progress, unit="cell"):
-        cell = {**base, "dataset": dataset, "model": model}
-        runs.extend(cached(_run_cell, cell, name="realdata", directory=directory, refresh=refresh))
+    configs = [{**base, "dataset": dataset, "model": model} for dataset, model in cells]
+    options = {"directory": directory, "refresh": refresh, "progress": progress, "jobs": jobs}
+    for cell_runs in cached_map(_run_cell, configs, name="realdata", desc="realdata", **options):
+        runs.extend(cell_runs)
     for dataset in config["datasets"]:
         cell = {k: base[k] for k in ("seeds", "test_fraction", "logistic_c", "logistic_max_iter")}
         cell["dataset"] = dataset

@@ -56,9 +56,6 @@ import json
 import os
 import time
 
-import torch
-from tqdm.auto import tqdm
-
 from curvlab.analysis.empirical import (
     ANALYSIS,
     CLAIM_FIELDS,
@@ -83,8 +80,10 @@ from curvlab.studies.cells import (
     RUN_COLUMNS,
     resolve_device,
     run_cell,
+    run_cells,
 )
 from curvlab.studies.geometric_claims import geometric_claims
+from curvlab.studies.pool import resolve_jobs
 from curvlab.studies.protocol import REPRODUCTION_SCALES as SCALES
 from curvlab.studies.protocol import reproduce_config
 from curvlab.studies.result import StudyResult
@@ -105,6 +104,7 @@ __all__ = [
     "reproduce",
     "reproduce_config",
     "run_cell",
+    "run_cells",
     "run_study",
 ]
 
@@ -116,31 +116,21 @@ budget at which it converged, or the last) or ``fixed_budget`` (every run at the
 budget, the confirmatory study's primary rule)."""
 
 
-def run_study(
-    scale: str = "small",
-    *,
-    device="auto",
-    directory=None,
-    refresh: bool = False,
-    progress: bool = True,
-    desc: str = "reproduce",
-    **overrides,
-) -> tuple[list[dict], list[dict], list[dict]]:
-    """Train (or read from the cache) every cell: (runs by the retraining ladder, runs at the
-    first budget, loss-curve rows of the ladder's runs)."""
+def study_cells(scale: str = "small", *, device="auto", **overrides) -> list[dict]:
+    """The configuration of every (model, depth) cell of the study ``scale`` + ``overrides``."""
     config = reproduce_config(scale, **overrides)
     device = resolve_device(device)
-    cells = [(m, d) for d in config["depths"] for m in config["models"]]
     base = {k: v for k, v in config.items() if k not in ("models", "depths")}
+    return [
+        {**base, "model": m, "depth": d, "device": device}
+        for d in config["depths"]
+        for m in config["models"]
+    ]
+
+
+def _collect(results: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
     runs, first_rung, curve_rows = [], [], []
-    bar = tqdm(cells, desc=desc, disable=not progress, unit="cell")
-    for model, depth in bar:
-        bar.set_postfix_str(f"{model} depth {depth}")
-        result = run_cell(
-            {**base, "model": model, "depth": depth, "device": device},
-            directory=directory,
-            refresh=refresh,
-        )
+    for result in results:
         runs.extend(result["runs"])
         first_rung.extend(result["first_rung"])
         for run, curve in zip(result["runs"], result["curves"], strict=True):
@@ -150,6 +140,25 @@ def run_study(
                     | {"budget": run["epochs"], "epoch": epoch, "loss": loss}
                 )
     return runs, first_rung, curve_rows
+
+
+def run_study(
+    scale: str = "small",
+    *,
+    device="auto",
+    directory=None,
+    refresh: bool = False,
+    progress: bool = True,
+    jobs: int | None = None,
+    desc: str = "reproduce",
+    **overrides,
+) -> tuple[list[dict], list[dict], list[dict]]:
+    """Train (or read from the cache) every cell, ``jobs`` at a time
+    (:func:`curvlab.studies.pool.cached_map`): (runs by the retraining ladder, runs at the
+    first budget, loss-curve rows of the ladder's runs)."""
+    cells = study_cells(scale, device=device, **overrides)
+    options = {"directory": directory, "refresh": refresh, "progress": progress, "jobs": jobs}
+    return _collect(run_cells(cells, desc=desc, **options))
 
 
 def confirmatory_overrides(plan: AnalysisPlan = PLAN_V2, seeds: int | None = None) -> dict:
@@ -257,6 +266,7 @@ def reproduce(
     device="auto",
     seeds: int | None = None,
     progress: bool = True,
+    jobs: int | None = None,
     directory=None,
     refresh: bool = False,
     geometric: bool = True,
@@ -279,7 +289,8 @@ def reproduce(
     ``meta`` the configurations, the plan and its hash, the quadrature's convergence on the
     confirmatory sheets, the code version and the timings.
 
-    ``directory``: the run cache (default: $CURVLAB_CACHE or .curvlab-cache/).
+    ``directory``: the run cache (default: $CURVLAB_CACHE or .curvlab-cache/); ``jobs``: the
+    worker processes computing the missing cells (:func:`curvlab.studies.pool.resolve_jobs`).
     """
     if seeds is not None:
         if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 3:
@@ -293,11 +304,23 @@ def reproduce(
         )
     if not isinstance(plan, AnalysisPlan):
         raise ValueError(f"plan: expected an AnalysisPlan, got {type(plan).__name__}")
-    common = {"device": device, "directory": directory, "refresh": refresh, "progress": progress}
     start = time.perf_counter()
     config = reproduce_config(scale, **overrides)
-    runs, _, curve_rows = run_study(scale, desc="exploratory", **common, **overrides)
+    # both studies' cells go to one pool (cached_map), the confirmatory ones first (its adaptive
+    # measure makes them the longest), so that the workers share the cells evenly
+    exploratory_cells = study_cells(scale, device=device, **overrides)
+    confirmatory_cells, settings, count = [], {}, None
+    shared = {k: v for k, v in overrides.items() if k != "seeds"}  # seeds: the plan's
+    if confirmatory is not False:
+        count = None if confirmatory is True else confirmatory
+        settings = {**confirmatory_overrides(plan, count), **shared}
+        confirmatory_cells = study_cells(scale, device=device, **settings)
+    options = {"directory": directory, "refresh": refresh, "progress": progress, "jobs": jobs}
+    results = run_cells(confirmatory_cells + exploratory_cells, desc="reproduce", **options)
     trained = time.perf_counter() - start
+    confirmatory_results = results[: len(confirmatory_cells)]
+    exploratory_results = results[len(confirmatory_cells) :]
+    runs, _, curve_rows = _collect(exploratory_results)
     # the exploratory study measured ∫|K| dA on its own grids only: version 1's claims
     analysed = analyse(runs, plan=PLAN, study="exploratory", settings=_settings(PLAN))
     rows = _tagged(runs, "exploratory", "ladder")
@@ -306,11 +329,7 @@ def reproduce(
     correlation_records = [{"study": "exploratory", **c} for c in analysed["correlations"]]
     meta_confirmatory = None
     if confirmatory is not False:
-        begun = time.perf_counter()
-        count = None if confirmatory is True else confirmatory
-        shared = {k: v for k, v in overrides.items() if k != "seeds"}  # seeds: the plan's
-        settings = {**confirmatory_overrides(plan, count), **shared}
-        ladder, primary, _ = run_study(scale, desc="confirmatory", **common, **settings)
+        ladder, primary, _ = _collect(confirmatory_results)
         options = {"plan": plan, "study": "confirmatory", "settings": _settings(plan)}
         fixed = analyse(primary, **options)
         retrained = analyse(ladder, **options)
@@ -330,7 +349,7 @@ def reproduce(
             "runs": len(primary),
             "unconverged_runs": sum(not r["converged"] for r in primary),
             "unconverged_after_ladder": sum(not r["converged"] for r in ladder),
-            "seconds": time.perf_counter() - begun,
+            "train_seconds": sum(r["seconds"] for r in confirmatory_results),
         }
     table = geometric_claims(directory=directory) if geometric else []
     meta = {
@@ -346,8 +365,10 @@ def reproduce(
         "runs": len(runs),
         "unconverged_runs": sum(not r["converged"] for r in runs),
         "train_seconds": trained,
+        "exploratory_train_seconds": sum(r["seconds"] for r in exploratory_results),
+        "jobs": resolve_jobs(jobs),
         "seconds": time.perf_counter() - start,
-        "threads": torch.get_num_threads(),
+        "threads_per_cell": 1,
         "cpu_count": os.cpu_count(),
     }
     result = StudyResult(

@@ -31,12 +31,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from curvlab.analysis.empirical import claims
 from curvlab.models.tasks import NONLINEAR_TASKS
 from curvlab.studies import write_csv
-from curvlab.studies.cells import resolve_device, run_cell
+from curvlab.studies.cells import resolve_device, run_cells
 from curvlab.studies.protocol import reproduce_config
 
 __all__ = [
@@ -116,6 +114,7 @@ def sweep(
     directory=None,
     refresh: bool = False,
     progress: bool = True,
+    jobs: int | None = None,
     seeds=None,
     **overrides,
 ) -> list[dict]:
@@ -127,19 +126,20 @@ def sweep(
     overrides = {"retrain_doublings": SWEEP_DOUBLINGS, **overrides}
     config = reproduce_config(scale, **{**overrides, "seeds": seeds, "models": list(SWEEP_MODELS)})
     device = resolve_device(device)
-    rows = []
     points = sweep_points(config)
-    for point in tqdm(points, desc="sweep", disable=not progress, unit="point"):
+    cells = []
+    for point in points:
         cell = {k: v for k, v in config.items() if k not in ("models", "depths")}
         cell.update({k: point[k] for k in ("d_model", "n_tokens", "n_train")})
-        runs = []
-        for model in SWEEP_MODELS:
-            result = run_cell(
-                {**cell, "model": model, "depth": point["depth"], "device": device},
-                directory=directory,
-                refresh=refresh,
-            )
-            runs.extend(result["runs"])
+        cells += [
+            {**cell, "model": model, "depth": point["depth"], "device": device}
+            for model in SWEEP_MODELS
+        ]
+    options = {"directory": directory, "refresh": refresh, "progress": progress, "jobs": jobs}
+    results = iter(run_cells(cells, desc="sweep", **options))
+    rows = []
+    for point in points:
+        runs = [run for _ in SWEEP_MODELS for run in next(results)["runs"]]
         rows.append(_summary(point, runs))
     if out is not None:
         write_csv(rows, Path(out) / "sweep.csv")
