@@ -83,9 +83,13 @@ def _write_book(root: Path) -> None:
     (root / "plain.md").write_text(_chapter("Plain", "print('plain', 1 + 1)"), encoding="utf-8")
 
 
-def _build(root: Path) -> tuple[int, str, set[str]]:
-    """(exit status, log, chapters executed) of ``jupyter-book build`` as `make book` runs it."""
+def _build(root: Path, jobs: int | None = None) -> tuple[int, str, set[str]]:
+    """(exit status, log, chapters executed) of ``jupyter-book build`` as `make book` runs it,
+    ``jobs`` kernels at a time (default: the extension's, one per core); a chapter counts as
+    executed whether myst-nb or the side-by-side execution ran it."""
     env = dict(os.environ)
+    if jobs is not None:
+        env["CURVLAB_BOOK_JOBS"] = str(jobs)
     env["JUPYTER_PATH"] = str(Path(sys.prefix) / "share" / "jupyter")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root / "src"), env.get("PYTHONPATH")]))
     result = subprocess.run(
@@ -97,8 +101,15 @@ def _build(root: Path) -> tuple[int, str, set[str]]:
         timeout=600,
     )
     log = result.stdout + result.stderr
-    executed = set(re.findall(r"(\w+)\.md: Executing notebook using", log))
-    return result.returncode, log, executed
+    return result.returncode, log, _by_mystnb(log) | _side_by_side(log)
+
+
+def _by_mystnb(log: str) -> set[str]:
+    return set(re.findall(r"(\w+)\.md: Executing notebook using", log))
+
+
+def _side_by_side(log: str) -> set[str]:
+    return set(re.findall(r"curvlab: executed (\w+)\.md in [0-9.]+ s \(side by side\)", log))
 
 
 def _page(root: Path, name: str) -> str:
@@ -150,3 +161,43 @@ def test_library_changes_re_execute_the_chapters_that_import_it(tmp_path):
     )
     caches = sorted(path.name for path in (root / "_build" / ".jupyter_cache").iterdir())
     assert len(caches) <= 3, f"stale execution caches are not pruned: {caches}"
+
+
+@pytest.mark.slow
+def test_chapters_execute_side_by_side_and_myst_nb_reads_them_from_the_cache(tmp_path):
+    root = tmp_path / "book"
+    _write_book(root)
+    status, log, _ = _build(root, jobs=2)
+    assert status == 0, log
+    assert "curvlab: executing 2 chapters, 2 at a time" in log, log
+    assert _side_by_side(log) == {"uses", "plain"}
+    assert _by_mystnb(log) == set(), "myst-nb executed a chapter the side-by-side run had cached"
+    assert "value 42" in _page(root, "uses") and "plain 2" in _page(root, "plain")
+
+    serial = tmp_path / "serial"
+    _write_book(serial)
+    status, log, _ = _build(serial, jobs=1)
+    assert status == 0, log
+    assert _side_by_side(log) == set() and _by_mystnb(log) == {"uses", "plain"}
+    for name in ("uses", "plain"):  # the same notebook outputs either way
+        side, alone = (
+            json.loads((book / "_build" / "html" / "_sources" / f"{name}.ipynb").read_text())
+            for book in (root, serial)
+        )
+        assert [c.get("outputs") for c in side["cells"]] == [
+            c.get("outputs") for c in alone["cells"]
+        ]
+
+
+@pytest.mark.slow
+def test_a_chapter_failing_side_by_side_is_run_again_by_myst_nb_and_named(tmp_path):
+    root = tmp_path / "book"
+    _write_book(root)
+    plain = root / "plain.md"
+    plain.write_text(_chapter("Plain", "raise ValueError('plain is broken')"), encoding="utf-8")
+    status, log, _ = _build(root, jobs=2)
+    assert status != 0, log
+    assert "curvlab: plain.md failed" in log and "myst-nb runs it again" in log, log
+    assert _side_by_side(log) == {"uses"} and _by_mystnb(log) == {"plain"}
+    assert "1 chapter(s) failed to execute: plain.md (ValueError: plain is broken)" in log, log
+    assert "value 42" in _page(root, "uses")

@@ -15,21 +15,28 @@
    execution failed is deleted at the end of the build (with its notebook download), so that no
    reader takes a traceback for the chapter; `make book` also removes its target and Sphinx's
    saved environment after a failed build (Makefile), so the next build runs again.
-2. Patience under load. The per-cell timeout (``execute.timeout``) guards against hangs, not
+2. The chapters executed side by side. Before Sphinx reads the chapters, those whose outputs
+   the execution cache lacks are executed ``CURVLAB_BOOK_JOBS`` at a time (default: one per
+   core; 1 leaves every execution to myst-nb, one at a time), each in its own kernel, by
+   jupyter-cache's own ``single_nb_execution`` on the notebook myst-nb reads (same working
+   folder, timeout and waits), and cached; myst-nb then finds them in the cache. A chapter
+   that fails there is not cached: myst-nb executes it again and reports its failure as
+   usual.
+3. Patience under load. The per-cell timeout (``execute.timeout``) guards against hangs, not
    against a busy machine: ``CURVLAB_CELL_TIMEOUT=<seconds>`` overrides it for one build. The
    kernel's start-up wait (nbclient: 60 s) and the wait for a cell's last outputs after its reply
    (nbclient: 4 s, after which the outputs still to come are dropped with only a log line) are
    lengthened, and an output that is still missing then fails the chapter instead of leaving a
    page without its figure.
-3. Repository and launch buttons only for a real repository: ``repository.url`` in _config.yml
+4. Repository and launch buttons only for a real repository: ``repository.url`` in _config.yml
    (empty by default). While it is empty no launch, repository or issue button is shown; once
    set, the Binder button opens the chapter's MyST source (jupytext opens it as a notebook) and
    the repository button links to it.
-4. The download button always offers the executed notebook (``.ipynb``, with its outputs),
+5. The download button always offers the executed notebook (``.ipynb``, with its outputs),
    written into the site's ``_sources/`` at build time: it is a local file of the site and works
    offline. (The theme only does this when a launch button is configured, and copies the
    notebook myst-nb wrote, which has no outputs when they came from the cache.)
-5. With Sphinx 7.4, the inline ``<script>`` bodies that sphinx-thebe and sphinx-togglebutton
+6. With Sphinx 7.4, the inline ``<script>`` bodies that sphinx-thebe and sphinx-togglebutton
    register after the builder starts are written twice into every page (once held with filename
    None, once with filename "", so Sphinx's own de-duplication misses them). The second
    ``const THEBE_JS_URL = ...`` then throws "Identifier 'THEBE_JS_URL' has already been declared"
@@ -43,7 +50,7 @@ import hashlib
 import os
 import re
 import shutil
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import nbformat
 from sphinx.util import logging
@@ -53,6 +60,7 @@ DEFAULT_LIBRARY_PATHS = ["src/curvlab", "pyproject.toml", "requirements.txt"]
 DEFAULT_LIBRARY_MODULES = ["curvlab", "curvgrade"]
 CACHES_KEPT = 3
 TIMEOUT_VARIABLE = "CURVLAB_CELL_TIMEOUT"
+JOBS_VARIABLE = "CURVLAB_BOOK_JOBS"
 # nbclient's waits that a busy machine can outlast (its defaults: 60 s and 4 s).
 KERNEL_STARTUP_SECONDS = 600
 LAST_OUTPUT_SECONDS = 120
@@ -210,7 +218,133 @@ def remove_failed_pages(app, docnames: list[str]) -> list[Path]:
 
 
 # ---------------------------------------------------------------------------------------------
-# 2. Patience under load
+# 2. The chapters executed side by side
+
+
+def book_jobs(environ=os.environ) -> int:
+    """Kernels at a time: ``$CURVLAB_BOOK_JOBS``, else one per core this process may use."""
+    value = environ.get(JOBS_VARIABLE, "").strip()
+    if not value:
+        try:
+            return len(os.sched_getaffinity(0))
+        except AttributeError:  # not Linux
+            return os.cpu_count() or 1
+    if not (value.isascii() and value.isdigit()) or int(value) < 1:
+        raise ValueError(f"{JOBS_VARIABLE}: expected a positive integer, got {value!r}")
+    return int(value)
+
+
+def _notebook_to_execute(env, docname: str, cache):
+    """(path, notebook, its execution settings, read format) of a chapter whose outputs the
+    cache lacks, read as myst-nb reads it (myst_nb.sphinx_.Parser.parse); None otherwise."""
+    from myst_nb.core.nb_to_tokens import nb_node_to_dict
+    from myst_nb.core.read import create_nb_reader
+
+    path = Path(env.doc2path(docname))
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    nb_config = env.mystnb_config
+    reader = create_nb_reader(str(path), env.myst_config, nb_config, text)
+    if reader is None:
+        return None
+    notebook = reader.read(text)
+    kernel = notebook.metadata.get("kernelspec", {}).get("name")
+    if kernel is not None:
+        for pattern, alias in (nb_config.kernel_rgx_aliases or {}).items():
+            if re.fullmatch(pattern, kernel):
+                notebook.metadata["kernelspec"]["name"] = alias
+                break
+    if nb_config.metadata_key in notebook.metadata:
+        overrides = nb_node_to_dict(notebook.metadata[nb_config.metadata_key])
+        overrides.pop("output_folder", None)
+        try:
+            nb_config = nb_config.copy(**overrides)
+        except Exception:  # myst-nb warns about it when it reads the chapter
+            return None
+    posix = PurePosixPath(path.as_posix())
+    if any(posix.match(pattern) for pattern in nb_config.execution_excludepatterns or ()):
+        return None
+    if nb_config.execution_in_temp:
+        return None  # a temporary folder each: left to myst-nb
+    try:
+        cache.match_cache_notebook(notebook)
+        return None  # cached already
+    except KeyError:
+        pass
+    settings = {
+        "cwd": str(path.parent),
+        "allow_errors": nb_config.execution_allow_errors,
+        "timeout": nb_config.execution_timeout,
+    }
+    return path, notebook, settings, reader.read_fmt
+
+
+def _execute(text: str, settings: dict, threads: int) -> tuple[str, str | None, float]:
+    """In a worker process: execute the notebook ``text`` as myst-nb's cache client does, its
+    kernel computing on ``threads`` threads (unless the caller set OMP_NUM_THREADS).
+
+    Returns (the executed notebook, the traceback text or None, seconds)."""
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    _patient_waits()
+    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # the kernel's share of the cores
+        os.environ.setdefault(variable, str(threads))
+    notebook = nbformat.reads(text, as_version=4)
+    result = single_nb_execution(notebook, meta_override=True, **settings)
+    error = result.exc_string if result.err is not None else None
+    return nbformat.writes(notebook), error, result.time
+
+
+def execute_side_by_side(app, env, docnames) -> None:
+    """Execute the chapters about to be read whose outputs the cache lacks, ``book_jobs()`` at a
+    time, and cache them (module docstring, 2)."""
+    nb_config = getattr(env, "mystnb_config", None)
+    jobs = book_jobs()
+    if nb_config is None or nb_config.execution_mode != "cache" or jobs < 2:
+        return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+    from jupyter_cache.cache.db import NbProjectRecord
+
+    cache = get_cache(nb_config.execution_cache_path)
+    todo = [t for t in (_notebook_to_execute(env, d, cache) for d in sorted(docnames)) if t]
+    if len(todo) < 2:
+        return  # nothing to share out: myst-nb executes it
+    workers = min(jobs, len(todo))
+    threads = max(1, book_jobs({}) // workers)  # two kernels on two cores: one thread each
+    LOGGER.info(f"curvlab: executing {len(todo)} chapters, {workers} at a time")
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        futures = {
+            pool.submit(_execute, nbformat.writes(notebook), settings, threads): (path, read_fmt)
+            for path, notebook, settings, read_fmt in todo
+        }
+        for future in as_completed(futures):
+            path, read_fmt = futures[future]
+            name = path.relative_to(app.srcdir)
+            text, error, seconds = future.result()
+            if error is not None:
+                LOGGER.info(f"curvlab: {name} failed ({seconds:.1f} s); myst-nb runs it again")
+                continue
+            staged = cache.add_nb_to_project(str(path), read_data=read_fmt)
+            NbProjectRecord.remove_tracebacks([staged.pk], cache.db)
+            cache.cache_notebook_bundle(
+                CacheBundleIn(
+                    nbformat.reads(text, as_version=4),
+                    staged.uri,
+                    data={"execution_seconds": seconds},
+                ),
+                check_validity=False,
+                overwrite=True,
+            )
+            LOGGER.info(f"curvlab: executed {name} in {seconds:.1f} s (side by side)")
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Patience under load
 
 
 def cell_timeout(configured: int | None, environ=os.environ) -> int | None:
@@ -236,6 +370,11 @@ def patient_execution(app) -> None:
         if timeout != mystnb_config.execution_timeout:
             app.env.mystnb_config = mystnb_config.copy(execution_timeout=timeout)
             LOGGER.info(f"curvlab: per-cell timeout {timeout} s (${TIMEOUT_VARIABLE})")
+    _patient_waits()
+
+
+def _patient_waits() -> None:
+    """Lengthen nbclient's start-up and output waits (jupyter-cache's ``executenb``)."""
     from jupyter_cache.executors import utils
 
     if not getattr(utils.executenb, "curvlab_patient", False):
@@ -250,7 +389,7 @@ def patient_execution(app) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# 3. Buttons: only for a configured repository
+# 4. Buttons: only for a configured repository
 
 
 def configure_repository_buttons(app, config) -> None:
@@ -271,7 +410,7 @@ def configure_repository_buttons(app, config) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# 4. The executed notebook as a download of the site
+# 5. The executed notebook as a download of the site
 
 
 def offer_notebook_download(app, pagename, templatename, context, doctree) -> None:
@@ -308,7 +447,7 @@ def _with_outputs(app, path: Path):
 
 
 # ---------------------------------------------------------------------------------------------
-# 5. Scripts written twice
+# 6. Scripts written twice
 
 
 def _script_key(script) -> tuple:
@@ -340,6 +479,7 @@ def setup(app):
     app.connect("builder-inited", use_library_keyed_cache, priority=900)  # after myst-nb's
     app.connect("builder-inited", patient_execution, priority=910)
     app.connect("env-get-outdated", outdated_docs)
+    app.connect("env-before-read-docs", execute_side_by_side)
     app.connect("build-finished", report_failed_chapters)
     app.connect("html-page-context", offer_notebook_download, priority=400)  # before the theme
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
