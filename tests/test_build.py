@@ -628,7 +628,11 @@ def _make_book(root: Path, *options: str) -> tuple[int, str, set[str]]:
         timeout=600,
     )
     log = result.stdout + result.stderr
-    return result.returncode, log, set(re.findall(r"(\w+)\.md: Executing notebook using", log))
+    by_mystnb = set(re.findall(r"(\w+)\.md: Executing notebook using", log))
+    # the chapters executed side by side before Sphinx reads them (book/_ext/curvlab_site.py)
+    side_by_side = set(re.findall(r"curvlab: executed \S*?(\w+)\.md in .* \(side by side\)", log))
+    failed_side_by_side = set(re.findall(r"curvlab: \S*?(\w+)\.md failed \(.* side by side\)", log))
+    return result.returncode, log, by_mystnb | side_by_side | failed_side_by_side
 
 
 @needs_make

@@ -109,7 +109,10 @@ def _by_mystnb(log: str) -> set[str]:
 
 
 def _side_by_side(log: str) -> set[str]:
-    return set(re.findall(r"curvlab: executed (\w+)\.md in [0-9.]+ s \(side by side\)", log))
+    """The chapters executed side by side, whether they passed or failed."""
+    passed = re.findall(r"curvlab: executed (\w+)\.md in [0-9.]+ s \(side by side\)", log)
+    failed = re.findall(r"curvlab: (\w+)\.md failed \([0-9.]+ s, side by side\)", log)
+    return set(passed) | set(failed)
 
 
 def _page(root: Path, name: str) -> str:
@@ -190,14 +193,21 @@ def test_chapters_execute_side_by_side_and_myst_nb_reads_them_from_the_cache(tmp
 
 
 @pytest.mark.slow
-def test_a_chapter_failing_side_by_side_is_run_again_by_myst_nb_and_named(tmp_path):
+def test_a_chapter_failing_side_by_side_fails_the_build_without_a_second_run(tmp_path):
     root = tmp_path / "book"
     _write_book(root)
     plain = root / "plain.md"
     plain.write_text(_chapter("Plain", "raise ValueError('plain is broken')"), encoding="utf-8")
     status, log, _ = _build(root, jobs=2)
     assert status != 0, log
-    assert "curvlab: plain.md failed" in log and "myst-nb runs it again" in log, log
-    assert _side_by_side(log) == {"uses"} and _by_mystnb(log) == {"plain"}
+    assert _side_by_side(log) == {"uses", "plain"}
+    assert _by_mystnb(log) == set(), "a failed chapter ran a second time in the same build"
+    assert "plain.md: WARNING: Executing notebook failed: CellExecutionError" in log, log
     assert "1 chapter(s) failed to execute: plain.md (ValueError: plain is broken)" in log, log
     assert "value 42" in _page(root, "uses")
+    assert not (root / "_build" / "html" / "plain.html").exists(), "a failed page is served"
+
+    plain.write_text(_chapter("Plain", "print('plain', 2 + 2)"), encoding="utf-8")
+    status, log, executed = _build(root, jobs=2)
+    assert status == 0, log
+    assert executed == {"plain"} and "plain 4" in _page(root, "plain")

@@ -20,8 +20,9 @@
    core; 1 leaves every execution to myst-nb, one at a time), each in its own kernel, by
    jupyter-cache's own ``single_nb_execution`` on the notebook myst-nb reads (same working
    folder, timeout and waits), and cached; myst-nb then finds them in the cache. A chapter
-   that fails there is not cached: myst-nb executes it again and reports its failure as
-   usual.
+   that fails there is not cached and not executed again in the same build (a second run
+   could hide the failure of a flaky cell): myst-nb reports that execution's failure, with
+   its outputs and traceback, as it reports its own.
 3. Patience under load. The per-cell timeout (``execute.timeout``) guards against hangs, not
    against a busy machine: ``CURVLAB_CELL_TIMEOUT=<seconds>`` overrides it for one build. The
    kernel's start-up wait (nbclient: 60 s) and the wait for a cell's last outputs after its reply
@@ -45,6 +46,7 @@
 
 from __future__ import annotations
 
+import datetime
 import functools
 import hashlib
 import os
@@ -284,7 +286,7 @@ def _execute(text: str, settings: dict, threads: int) -> tuple[str, str | None, 
     """In a worker process: execute the notebook ``text`` as myst-nb's cache client does, its
     kernel computing on ``threads`` threads (unless the caller set OMP_NUM_THREADS).
 
-    Returns (the executed notebook, the traceback text or None, seconds)."""
+    Returns (the executed notebook, None or the error's name and traceback, seconds)."""
     from jupyter_cache.executors.utils import single_nb_execution
 
     _patient_waits()
@@ -292,8 +294,56 @@ def _execute(text: str, settings: dict, threads: int) -> tuple[str, str | None, 
         os.environ.setdefault(variable, str(threads))
     notebook = nbformat.reads(text, as_version=4)
     result = single_nb_execution(notebook, meta_override=True, **settings)
-    error = result.exc_string if result.err is not None else None
+    error = None
+    if result.err is not None:
+        error = {"name": type(result.err).__name__, "traceback": result.exc_string}
     return nbformat.writes(notebook), error, result.time
+
+
+FAILED_SIDE_BY_SIDE: dict[str, dict] = {}
+"""The chapters whose side-by-side execution failed in this build, by path: the error's name
+and traceback, the executed notebook (outputs up to the failure) and the seconds."""
+
+
+def _report_failures_side_by_side() -> None:
+    """Make myst-nb's cache client report a side-by-side failure instead of executing again.
+
+    The failure is reported as myst-nb reports its own (myst_nb.core.execute.cache): the
+    outputs up to the failing cell, the warning "Executing notebook failed: <error>" (with the
+    traceback when ``nb_execution_show_tb``), and execution data with ``succeeded`` False.
+    """
+    from myst_nb.core.execute.base import ExecutionError
+    from myst_nb.core.execute.cache import NotebookClientCache
+
+    original = NotebookClientCache.start_client
+    if getattr(original, "curvlab_side_by_side", False):
+        return
+
+    def start_client(self):
+        failure = FAILED_SIDE_BY_SIDE.pop(str(self.path), None) if self.path else None
+        if failure is None:
+            return original(self)
+        for cell, executed in zip(self.notebook.cells, failure["notebook"].cells, strict=True):
+            if cell.cell_type == "code":
+                cell.outputs = executed.get("outputs", [])
+                cell.execution_count = executed.get("execution_count")
+        message = f"Executing notebook failed: {failure['name']}"
+        if self.nb_config.execution_show_tb:
+            message += f"\n{failure['traceback']}"
+        self.logger.warning(message, subtype="exec")
+        if self.nb_config.execution_raise_on_error:
+            raise ExecutionError(str(self.path))
+        self.exec_metadata = {
+            "mtime": datetime.datetime.now().timestamp(),
+            "runtime": failure["seconds"],
+            "method": self.nb_config.execution_mode,
+            "succeeded": False,
+            "error": failure["name"],
+            "traceback": failure["traceback"],
+        }
+
+    start_client.curvlab_side_by_side = True
+    NotebookClientCache.start_client = start_client
 
 
 def execute_side_by_side(app, env, docnames) -> None:
@@ -310,6 +360,8 @@ def execute_side_by_side(app, env, docnames) -> None:
     from jupyter_cache.base import CacheBundleIn
     from jupyter_cache.cache.db import NbProjectRecord
 
+    _report_failures_side_by_side()
+    FAILED_SIDE_BY_SIDE.clear()
     cache = get_cache(nb_config.execution_cache_path)
     todo = [t for t in (_notebook_to_execute(env, d, cache) for d in sorted(docnames)) if t]
     if len(todo) < 2:
@@ -327,7 +379,9 @@ def execute_side_by_side(app, env, docnames) -> None:
             name = path.relative_to(app.srcdir)
             text, error, seconds = future.result()
             if error is not None:
-                LOGGER.info(f"curvlab: {name} failed ({seconds:.1f} s); myst-nb runs it again")
+                executed = nbformat.reads(text, as_version=4)
+                FAILED_SIDE_BY_SIDE[str(path)] = {**error, "notebook": executed, "seconds": seconds}
+                LOGGER.info(f"curvlab: {name} failed ({seconds:.1f} s, side by side)")
                 continue
             staged = cache.add_nb_to_project(str(path), read_data=read_fmt)
             NbProjectRecord.remove_tracebacks([staged.pk], cache.db)
