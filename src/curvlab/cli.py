@@ -14,7 +14,8 @@ the common options, defined once (:func:`add_common_arguments`):
     --device {auto,cpu,cuda}
     --cache-dir DIR     the run cache ($CURVLAB_CACHE, else .curvlab-cache/)
     --refresh           recompute cached runs
-    --jobs N            worker processes for the runs missing from the cache (one per core)
+    --jobs N            worker processes for the runs missing from the cache (one per core;
+                        not for poole and ensemble-benchmark, which compute in one process)
     --no-progress       hide the progress bar
 
 A study that caches nothing (``cached = False``) has no ``--cache-dir`` or ``--refresh``.
