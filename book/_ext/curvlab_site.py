@@ -225,15 +225,9 @@ def remove_failed_pages(app, docnames: list[str]) -> list[Path]:
 
 def book_jobs(environ=os.environ) -> int:
     """Kernels at a time: ``$CURVLAB_BOOK_JOBS``, else one per core this process may use."""
-    value = environ.get(JOBS_VARIABLE, "").strip()
-    if not value:
-        try:
-            return len(os.sched_getaffinity(0))
-        except AttributeError:  # not Linux
-            return os.cpu_count() or 1
-    if not (value.isascii() and value.isdigit()) or int(value) < 1:
-        raise ValueError(f"{JOBS_VARIABLE}: expected a positive integer, got {value!r}")
-    return int(value)
+    from curvlab.studies.pool import available_cores, resolve_jobs
+
+    return resolve_jobs(None, environ, variable=JOBS_VARIABLE, default=available_cores())
 
 
 def _notebook_to_execute(env, docname: str, cache):
@@ -349,6 +343,7 @@ def _report_failures_side_by_side() -> None:
 def execute_side_by_side(app, env, docnames) -> None:
     """Execute the chapters about to be read whose outputs the cache lacks, ``book_jobs()`` at a
     time, and cache them (module docstring, 2)."""
+    FAILED_SIDE_BY_SIDE.clear()  # nothing of an earlier build in this process is reported
     nb_config = getattr(env, "mystnb_config", None)
     jobs = book_jobs()
     if nb_config is None or nb_config.execution_mode != "cache" or jobs < 2:
@@ -360,14 +355,15 @@ def execute_side_by_side(app, env, docnames) -> None:
     from jupyter_cache.base import CacheBundleIn
     from jupyter_cache.cache.db import NbProjectRecord
 
+    from curvlab.studies.pool import available_cores
+
     _report_failures_side_by_side()
-    FAILED_SIDE_BY_SIDE.clear()
     cache = get_cache(nb_config.execution_cache_path)
     todo = [t for t in (_notebook_to_execute(env, d, cache) for d in sorted(docnames)) if t]
     if len(todo) < 2:
         return  # nothing to share out: myst-nb executes it
     workers = min(jobs, len(todo))
-    threads = max(1, book_jobs({}) // workers)  # two kernels on two cores: one thread each
+    threads = max(1, available_cores() // workers)  # two kernels on two cores: one each
     LOGGER.info(f"curvlab: executing {len(todo)} chapters, {workers} at a time")
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
         futures = {

@@ -384,7 +384,7 @@ def run_cells(
     desc: str = "reproduce",
 ) -> list[dict]:
     """:func:`run_cell` of each configuration, in order; the cells missing from the cache are
-    computed ``jobs`` at a time, each on one thread (:func:`curvlab.studies.pool.cached_map`)."""
+    computed ``jobs`` at a time (:func:`curvlab.studies.pool.cached_map`)."""
     return cached_map(
         _cell,
         cell_configs,

@@ -52,8 +52,9 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def resolve_jobs(jobs=None, environ=os.environ) -> int:
-    """The number of worker processes: ``jobs``, else ``$CURVLAB_JOBS``, else 1.
+def resolve_jobs(jobs=None, environ=os.environ, *, variable=JOBS_VARIABLE, default=1) -> int:
+    """The number of worker processes: ``jobs``, else the environment's ``variable``
+    (``$CURVLAB_JOBS``), else ``default``.
 
     >>> resolve_jobs(3), resolve_jobs(None, {}), resolve_jobs(None, {"CURVLAB_JOBS": "2"})
     (3, 1, 2)
@@ -63,11 +64,11 @@ def resolve_jobs(jobs=None, environ=os.environ) -> int:
     ValueError: jobs: expected a positive integer, got 0
     """
     if jobs is None:
-        text = environ.get(JOBS_VARIABLE, "").strip()
+        text = environ.get(variable, "").strip()
         if not text:
-            return 1
+            return default
         if not (text.isascii() and text.isdigit()) or int(text) < 1:
-            raise ValueError(f"{JOBS_VARIABLE}: expected a positive integer, got {text!r}")
+            raise ValueError(f"{variable}: expected a positive integer, got {text!r}")
         return int(text)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs: expected a positive integer, got {jobs!r}")
