@@ -26,6 +26,7 @@ import nbformat
 
 from . import markup
 from .bundle import CheckSpec
+from .evaluation import evaluating_uses
 
 
 class ChapterFormatError(ValueError):
@@ -196,8 +197,11 @@ def read_chapter(path: str | Path) -> Chapter:
     checks, a solution for an unknown exercise, an answer cell outside its own solution span,
     an unmarked code cell inside one, an exercise with checks but no answer cell, duplicate
     labels, unbalanced solution spans or scaffold markers, a hidden check not also tagged
-    ``remove-cell``, a statement whose ``Points: n`` differs from its checks' points, and the
-    markup of earlier versions (tags ``solution``/``check``/``hidden``, ``# check`` headers).
+    ``remove-cell``, a statement whose ``Points: n`` differs from its checks' points, a check
+    that hands an answer to a function that evaluates text (``sympify`` without
+    ``strict=True``, ``simplify``, ``Matrix``, ``lambdify``, ``eval``: see
+    :mod:`curvgrade.evaluation`), and the markup of earlier versions (tags
+    ``solution``/``check``/``hidden``, ``# check`` headers).
 
     >>> import tempfile
     >>> chapter = read_chapter(example_chapter(tempfile.mkdtemp()))
@@ -231,6 +235,16 @@ def read_chapter(path: str | Path) -> Chapter:
         label, cell = reader.span
         reader.problem(cell, f"{{solution-start}} {label!r} is never closed by a {{solution-end}}")
     exercises = reader.exercises()
+    answers = {
+        name
+        for exercise in exercises
+        for cell in exercise.solution_cells
+        for name in defined_names(notebook.cells[cell].source)
+    }
+    for exercise in exercises:
+        for check in exercise.checks:
+            for problem in evaluating_uses(check.source, answers):
+                reader.problem(check.cell, f"check of {exercise.label!r} {problem}")
     if reader.problems:
         raise ChapterFormatError(reader.name, reader.problems)
     return Chapter(

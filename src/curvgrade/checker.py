@@ -8,6 +8,11 @@ and hidden) in its own IPython shell with the decoded answers bound to their nam
 function stays in the sandbox: here its name is a proxy that sends the arguments there as
 data and decodes the result. It prints one JSON object: per-check outcomes, per-exercise
 answer problems, per-cell errors.
+
+Nothing a student sends is evaluated here: answers are data, a student's text is decoded as a
+:class:`~curvgrade.answers.StudentText` (SymPy refuses to parse it), the srepr of a SymPy
+answer is read with a whitelist and bounded work, and the grader kills this process at the
+submission's deadline (:func:`curvgrade.grading.grade_notebook`), whatever it is doing.
 """
 
 from __future__ import annotations
@@ -73,7 +78,7 @@ class RemoteFunction:
         return f"<student function {self._name}>"
 
     def __call__(self, *args, **kwargs):
-        from .answers import AnswerError, decode, encode
+        from .answers import AnswerError, StudentText, decode, encode
 
         request = {
             "exercise": self._exercise,
@@ -90,7 +95,7 @@ class RemoteFunction:
             raise RuntimeError(f"{self._name}: unexpected reply from the student's kernel")
         if "error" in reply:
             raise AnswerError(f"{self._name} raised {str(reply['error'])[:60]}")
-        return decode(reply.get("value"))
+        return decode(reply.get("value"), text=StudentText)
 
 
 class MissingAnswer:
@@ -147,7 +152,7 @@ def _not_data_reason(text) -> str:
 
 def _bind(exercise, exported: dict | None, channel: _Channel, call_timeout: float):
     """Decoded answers of ``exercise`` by name, and the problems of the required ones."""
-    from .answers import AnswerError, decode
+    from .answers import AnswerError, StudentText, decode
 
     values, problems = {}, {}
     for name in exercise.names:
@@ -164,7 +169,7 @@ def _bind(exercise, exported: dict | None, channel: _Channel, call_timeout: floa
             reason = _not_data_reason(data["error"])
         else:
             try:
-                values[name] = decode(data)
+                values[name] = decode(data, text=StudentText)
                 continue
             except (AnswerError, RecursionError, MemoryError, ValueError, OverflowError) as error:
                 reason = str(error)[:300] or type(error).__name__

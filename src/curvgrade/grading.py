@@ -354,6 +354,46 @@ def _flag_copies(bundle: Bundle, notebook, plan: Plan, result: SubmissionResult)
             result.flag("tampered", f"{exercise.label}: answer cell not found (deleted or renamed)")
 
 
+CHECK_SECONDS = 120  # the most the checks may take after the notebook's own time limit
+
+
+def check_budget(timeout: float) -> float:
+    """Seconds the checks may run after the notebook's ``timeout``: as long again, at most
+    :data:`CHECK_SECONDS`. The grader kills the checker at ``timeout + check_budget(timeout)``
+    whatever it is doing (decoding an answer, a check that does not end), so that one
+    submission is graded within that time.
+
+    >>> check_budget(30), check_budget(600)
+    (30, 120)
+    """
+    return min(timeout, CHECK_SECONDS)
+
+
+def checker_environment(home: Path, study_cache: Path | None) -> dict[str, str]:
+    """The checker's environment: none of the grader's own, only what the checks need.
+
+    >>> sorted(checker_environment(Path("/g"), None))  # doctest: +NORMALIZE_WHITESPACE
+    ['HOME', 'LANG', 'MKL_NUM_THREADS', 'MPLBACKEND', 'MPLCONFIGDIR', 'OMP_NUM_THREADS',
+     'PATH', 'PYTHONDONTWRITEBYTECODE', 'PYTHONHASHSEED']
+    """
+    env = {
+        "PATH": f"{os.path.dirname(sys.executable)}:/usr/bin:/bin",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": str(home),
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    if study_cache is not None:
+        env["CURVLAB_CACHE"] = str(study_cache)
+    elif os.environ.get("CURVLAB_CACHE"):  # trusted notebooks: the grader's own cache
+        env["CURVLAB_CACHE"] = os.environ["CURVLAB_CACHE"]
+    return env
+
+
 def _runner_command(
     workdir: Path, token: str, unsafe: bool, study_cache: Path | None = None
 ) -> list[str]:
@@ -471,10 +511,8 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits, study_cach
         sandbox.stdin.write(message.encode())
         sandbox.stdin.flush()
         read_fd, write_fd = sandbox.stdout.fileno(), sandbox.stdin.fileno()
-        checker_env = {key: value for key, value in os.environ.items() if key != "CURVLAB_SANDBOX"}
-        checker_env.update({"MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"})
-        if study_cache is not None:
-            checker_env["CURVLAB_CACHE"] = str(study_cache)
+        checker_env = checker_environment(grader_dir, study_cache)
+        check_seconds = check_budget(timeout)
         checker = subprocess.Popen(
             [
                 sys.executable,
@@ -490,13 +528,23 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits, study_cach
             stderr=subprocess.DEVNULL,
             cwd=grader_dir,
             env=checker_env,
+            preexec_fn=Limits(
+                memory_bytes=limits.memory_bytes,
+                cpu_seconds=int(timeout + check_seconds) + 1,
+                file_bytes=limits.file_bytes,
+            ).apply_to_checker,
         )
         try:
-            out, _ = checker.communicate(timeout=2 * timeout + 120)
+            out, _ = checker.communicate(timeout=timeout + check_seconds)
         except subprocess.TimeoutExpired:
             checker.kill()
-            out, _ = checker.communicate()
-            result.flag("timeout", "grading this notebook ran over its time limit")
+            checker.communicate()
+            result.flag(
+                "timeout",
+                f"the checks ran over their time limit ({check_seconds:g} s after the "
+                f"notebook's {timeout:g} s) and were stopped",
+            )
+            return None
         try:
             outcome = json.loads(out.decode() or "null")
         except ValueError:

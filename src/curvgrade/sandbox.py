@@ -62,6 +62,18 @@ class Limits:
         ):
             resource.setrlimit(limit, (value, value))
 
+    def apply_to_checker(self) -> None:
+        """Set the memory, CPU and file-size limits on the checker (a ``preexec_fn``): the
+        process that decodes answers and runs the checks cannot outgrow them."""
+        os.setsid()
+        for limit, value in (
+            (resource.RLIMIT_AS, self.memory_bytes),
+            (resource.RLIMIT_CPU, self.cpu_seconds),
+            (resource.RLIMIT_FSIZE, self.file_bytes),
+            (resource.RLIMIT_CORE, 0),
+        ):
+            resource.setrlimit(limit, (value, value))
+
 
 def _read_only_roots() -> list[str]:
     """Folders the kernel needs to read: the Python installation, the venv, the grader (the
