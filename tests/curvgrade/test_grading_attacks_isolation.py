@@ -43,7 +43,7 @@ pytestmark = [
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHAPTER = FIXTURES / "sphere-demo.md"
-HOLD = 20  # seconds the hostile notebook holds what it took: longer than grading one notebook
+HOLD = 30  # seconds the hostile notebook holds what it took: longer than grading one notebook
 HOST_TMP = 64 * 1024**2  # the grader's temporary folder in the disk test
 
 
@@ -137,15 +137,16 @@ def editions(tmp_path_factory):
     }
 
 
-def _grade_beside_honest_work(editions, tmp_path, hostile: str) -> dict:
+def _grade_beside_honest_work(editions, tmp_path, hostile: str, honest=SAMPLES.RIGHT) -> dict:
     """Grade ``a-hostile`` (wrong answers after the ``hostile`` cell) beside ``b-right`` and
-    ``c-right``; the scores by student, what changed outside the output, what outlived it."""
+    ``c-right`` (the ``honest`` answers); the scores by student, what changed outside the
+    output, what outlived it."""
     submissions = tmp_path / "submissions"
     submissions.mkdir()
     notebook = SAMPLES.filled(editions["student"], SAMPLES.WRONG)
-    SAMPLES._add_after_first_given(notebook, hostile)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(hostile))  # strikes as the kernel starts
     nbformat.write(notebook, submissions / "a-hostile.ipynb")
-    right = SAMPLES.filled(editions["student"], SAMPLES.RIGHT)
+    right = SAMPLES.filled(editions["student"], honest)
     for name in ("b-right", "c-right"):
         nbformat.write(right, submissions / f"{name}.ipynb")
     out = tmp_path / "grades" / "scores.csv"
@@ -162,7 +163,7 @@ def _grade_beside_honest_work(editions, tmp_path, hostile: str) -> dict:
             "--out",
             str(out),
             "--timeout",
-            "60",
+            "90",
             "--cell-timeout",
             str(HOLD + 15),
             "--jobs",
@@ -214,6 +215,16 @@ def test_a_disk_filler_fills_only_its_own_sandbox(editions, tmp_path, small_grad
     assert shutil.disk_usage(small_grader_tmp).used < HOST_TMP // 4
 
 
+# Right work that needs a thread, as much honest work does (a progress bar, a pool of workers):
+# threads count against the process limit.
+THREADED_RIGHT = {
+    **SAMPLES.RIGHT,
+    SAMPLES.CAP: "from concurrent.futures import ThreadPoolExecutor\n"
+    "with ThreadPoolExecutor(1) as pool:\n"
+    "    cap_fraction = pool.submit(lambda: float((1 - np.cos(np.pi / 3)) / 2)).result()",
+}
+
+
 def test_a_process_holder_uses_up_only_its_own_process_limit(editions, tmp_path):
-    graded = _grade_beside_honest_work(editions, tmp_path, PROCESS_HOLDER)
+    graded = _grade_beside_honest_work(editions, tmp_path, PROCESS_HOLDER, THREADED_RIGHT)
     _assert_isolated(editions, graded)
