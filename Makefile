@@ -162,7 +162,8 @@ PARALLEL = -n $(TEST_WORKERS) --maxprocesses 4 --dist loadfile
 # Slow tests that run after the others, with nothing beside them: the attack suite checks that
 # no process of the sandbox user outlives its grading, reading every such process, so another
 # grading (or a load that slows the sandbox's teardown) beside it would be counted against it.
-ALONE_TESTS := tests/curvgrade/test_grading_attacks.py
+ALONE_TESTS := tests/curvgrade/test_grading_attacks.py \
+  tests/curvgrade/test_grading_attacks_isolation.py
 
 #   make test-fast     the inner loop: the library tests and doctests marked neither slow nor
 #                      browser, except those reading the built sites (seconds; builds nothing)

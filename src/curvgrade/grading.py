@@ -34,7 +34,7 @@ import nbformat
 
 from . import markup
 from .bundle import Bundle, answer_digest, normalized
-from .sandbox import SANDBOX_UID, Limits, kill_everything, sandbox_command, sandbox_problem
+from .sandbox import Limits, claim_uid, kill_everything, sandbox_command, sandbox_problem
 from .scaffold import restore_answer
 
 STATUS_ORDER = ("ok", "flagged", "tampered", "timeout", "crashed", "unreadable", "missing")
@@ -395,12 +395,12 @@ def checker_environment(home: Path, study_cache: Path | None) -> dict[str, str]:
 
 
 def _runner_command(
-    workdir: Path, token: str, unsafe: bool, study_cache: Path | None = None
+    workdir: Path, token: str, unsafe: bool, study_cache: Path | None = None, uid=None, disk=None
 ) -> list[str]:
     argv = [sys.executable, "-m", "curvgrade.runner"]
     if unsafe:
         return argv
-    return sandbox_command(workdir, token, argv, study_cache=study_cache)
+    return sandbox_command(workdir, token, argv, study_cache, uid=uid, disk_bytes=disk)
 
 
 def grade_notebook(
@@ -477,7 +477,7 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits, study_cach
     limits = limits or Limits(cpu_seconds=int(timeout) + 30)
     grader_dir = Path(tempfile.mkdtemp(prefix="curvlab-grader-"))
     workdir = Path(tempfile.mkdtemp(prefix="curvlab-submission-"))
-    sandbox = checker = None
+    sandbox = checker = user = None
     try:
         bundle_path = grader_dir / "bundle.json"
         bundle_path.write_text(bundle.to_json(), encoding="utf-8")
@@ -486,8 +486,9 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits, study_cach
             nbformat.v4.new_code_cell(step["source"]) for step in plan.steps if "source" in step
         ]
         (workdir / "submission.ipynb").write_text(nbformat.writes(notebook), encoding="utf-8")
-        if not unsafe:
-            os.chown(workdir, SANDBOX_UID, SANDBOX_UID)
+        if not unsafe:  # mounted read-only in the sandbox's own storage, run as its own uid
+            os.chmod(workdir / "submission.ipynb", 0o444)
+            user = claim_uid()
         env = {"CURVLAB_SANDBOX": token, "PATH": os.environ.get("PATH", "/usr/bin")}
         if unsafe:
             from .sandbox import environment
@@ -499,7 +500,9 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits, study_cach
                 if os.environ.get("CURVLAB_CACHE"):
                     env["CURVLAB_CACHE"] = os.environ["CURVLAB_CACHE"]
         sandbox = subprocess.Popen(
-            _runner_command(workdir, token, unsafe, study_cache),
+            _runner_command(
+                workdir, token, unsafe, study_cache, user.uid if user else None, limits.disk_bytes
+            ),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -554,13 +557,15 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits, study_cach
         return outcome
     finally:
         if sandbox is not None:
-            leftovers = kill_everything(sandbox, token)
+            leftovers = kill_everything(sandbox, token, user.uid if user else None)
             if leftovers:
                 result.flag(
                     "tampered", f"{len(leftovers)} process(es) outlived the notebook (killed)"
                 )
         if checker is not None and checker.poll() is None:
             checker.kill()
+        if user is not None:
+            user.release()
         shutil.rmtree(workdir, ignore_errors=True)
         shutil.rmtree(grader_dir, ignore_errors=True)
 

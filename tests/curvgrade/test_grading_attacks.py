@@ -23,7 +23,7 @@ import pytest
 
 from curvgrade.bundle import Bundle
 from curvgrade.cli import main
-from curvgrade.sandbox import SANDBOX_UID, sandbox_problem
+from curvgrade.sandbox import SANDBOX_UIDS, sandbox_problem
 
 pytestmark = [
     pytest.mark.slow,
@@ -62,19 +62,23 @@ def _digests(*folders: Path) -> dict[str, str]:
 
 
 def _sandbox_processes() -> list[int]:
-    """Live processes of the sandbox user (zombies, already dead and awaiting their reaper,
-    are not running and are left out)."""
+    """Live processes whose real uid is a sandbox uid (zombies, already dead and awaiting
+    their reaper, are not running and are left out; /proc's owner of a process that made itself
+    undumpable is root, its status still names its uid)."""
     pids = []
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if entry.stat().st_uid != SANDBOX_UID:
-                    continue
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if state not in ("Z", "X"):
-                pids.append(int(entry.name))
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = dict(
+                line.split(":", 1) for line in (entry / "status").read_text().splitlines()
+            )
+            uid = int(status["Uid"].split()[0])
+            state = status["State"].split()[0]
+        except (OSError, KeyError, ValueError, IndexError):
+            continue
+        if uid in SANDBOX_UIDS and state not in ("Z", "X"):
+            pids.append(int(entry.name))
     return pids
 
 

@@ -1,0 +1,230 @@
+"""Sandboxes graded side by side stay apart: a hostile notebook cannot hurt its classmates.
+
+Each test grades (``--jobs 2``) one hostile notebook of the fixture chapter beside two honest
+right ones. Files are graded in name order: the hostile one and the first honest one start
+together, the second honest one starts while the hostile one still holds what it took. The
+honest ones must keep full marks and the status ``ok``, the hostile one earns at most what
+honest wrong work earns, no process of a sandbox uid outlives grading and no file outside the
+output folder changes.
+
+- A disk filler writes in its home and its ``/tmp`` until the kernel says ``ENOSPC``, then
+  holds it. The grader's temporary folder is a small tmpfs here, so that a sandbox writing
+  on the grader's disk fills it (and nothing else on the machine).
+- A process holder starts processes until the kernel refuses, then holds them.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from curvgrade.cli import main
+from curvgrade.sandbox import SANDBOX_UIDS, sandbox_problem
+
+pytestmark = [
+    pytest.mark.slow,
+    # Skipped on a machine without a sandbox, never in CI (CI installs bubblewrap).
+    pytest.mark.skipif(
+        sandbox_problem() is not None and not os.environ.get("CI"),
+        reason=f"no sandbox here: {sandbox_problem()}",
+    ),
+]
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CHAPTER = FIXTURES / "sphere-demo.md"
+HOLD = 30  # seconds the hostile notebook holds what it took: longer than grading one notebook
+HOST_TMP = 64 * 1024**2  # the grader's temporary folder in the disk test
+
+
+def _samples_module():
+    spec = importlib.util.spec_from_file_location(
+        "sample_submissions", FIXTURES / "sample_submissions.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+SAMPLES = _samples_module()
+
+DISK_FILLER = f"""\
+import os, time
+stored = 0
+for folder in (os.path.expanduser("~"), "/tmp"):
+    try:
+        for number in range(10_000):  # files of 64 MiB: the file size limit is per file
+            with open(os.path.join(folder, f"fill-{{number}}"), "wb") as handle:
+                for _ in range(64):
+                    handle.write(bytes(1024**2))
+                    stored += 1024**2
+    except OSError:  # ENOSPC: this folder is full (or not writable)
+        pass
+time.sleep({HOLD})
+"""
+
+PROCESS_HOLDER = f"""\
+import os, shutil, time
+sleep, held = shutil.which("sleep"), 0
+while held < 100_000:
+    try:  # posix_spawn does not copy the kernel's memory: a thousand processes in a second
+        os.posix_spawn(sleep, ["sleep", "600"], {{}})
+    except OSError:  # EAGAIN: the process limit is reached
+        break
+    held += 1
+time.sleep({HOLD})
+"""
+
+
+def _digests(*folders: Path) -> dict[str, str]:
+    found = {}
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def _sandbox_processes() -> list[int]:
+    """Live processes whose real uid is a sandbox uid (zombies, already dead, left out)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = dict(
+                line.split(":", 1) for line in (entry / "status").read_text().splitlines()
+            )
+            uid = int(status["Uid"].split()[0])
+            state = status["State"].split()[0]
+        except (OSError, KeyError, ValueError, IndexError):
+            continue
+        if uid in SANDBOX_UIDS and state not in ("Z", "X"):
+            pids.append(int(entry.name))
+    return pids
+
+
+def _still_running(grace: float = 3.0) -> list[int]:
+    deadline = time.monotonic() + grace
+    while (pids := _sandbox_processes()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return pids
+
+
+@pytest.fixture(scope="module")
+def editions(tmp_path_factory):
+    """The fixture chapter's editions and an honest right and wrong notebook."""
+    root = tmp_path_factory.mktemp("isolation")
+    assert main(["student", str(CHAPTER), "--out", str(root / "editions")]) == 0
+    student = nbformat.read(root / "editions" / "student" / "sphere-demo.ipynb", as_version=4)
+    return {
+        "root": root,
+        "bundle": root / "editions" / "autograder" / "sphere-demo.json",
+        "student": student,
+        "points": sum(SAMPLES.FULL.values()),
+        "honest_wrong": sum(SAMPLES.HONEST_WRONG.values()),
+    }
+
+
+def _grade_beside_honest_work(editions, tmp_path, hostile: str, honest=SAMPLES.RIGHT) -> dict:
+    """Grade ``a-hostile`` (wrong answers after the ``hostile`` cell) beside ``b-right`` and
+    ``c-right`` (the ``honest`` answers); the scores by student, what changed outside the
+    output, what outlived it."""
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    notebook = SAMPLES.filled(editions["student"], SAMPLES.WRONG)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(hostile))  # strikes as the kernel starts
+    nbformat.write(notebook, submissions / "a-hostile.ipynb")
+    right = SAMPLES.filled(editions["student"], honest)
+    for name in ("b-right", "c-right"):
+        nbformat.write(right, submissions / f"{name}.ipynb")
+    out = tmp_path / "grades" / "scores.csv"
+    folders = (editions["root"] / "editions", submissions)
+    before = _digests(*folders)
+    start = time.monotonic()
+    status = main(
+        [
+            "grade",
+            "--chapter",
+            str(editions["bundle"]),
+            "--submissions",
+            str(submissions),
+            "--out",
+            str(out),
+            "--timeout",
+            "90",
+            "--cell-timeout",
+            str(HOLD + 15),
+            "--jobs",
+            "2",
+        ]
+    )
+    seconds = time.monotonic() - start
+    assert status == 0
+    left_running = _still_running()
+    with out.open(encoding="utf-8") as handle:
+        scores = {row["student"]: row for row in csv.DictReader(handle)}
+    return {
+        "scores": scores,
+        "seconds": seconds,
+        "changed": before != _digests(*folders),
+        "left_running": left_running,
+    }
+
+
+def _assert_isolated(editions, graded) -> None:
+    scores = graded["scores"]
+    for name in ("b-right", "c-right"):
+        row = scores[name]
+        assert (row["status"], float(row["total"])) == ("ok", editions["points"]), row["notes"]
+    assert float(scores["a-hostile"]["total"]) <= editions["honest_wrong"]
+    assert graded["left_running"] == []
+    assert not graded["changed"]
+
+
+@pytest.fixture
+def small_grader_tmp(tmp_path, monkeypatch):
+    """The grader's temporary folder on a tmpfs of HOST_TMP bytes (mounted for the test)."""
+    folder = tmp_path / "grader-tmp"
+    folder.mkdir()
+    size = f"size={HOST_TMP}"
+    subprocess.run(["mount", "-t", "tmpfs", "-o", size, "tmpfs", str(folder)], check=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    try:
+        yield folder
+    finally:
+        monkeypatch.undo()
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_a_disk_filler_fills_only_its_own_sandbox(editions, tmp_path, small_grader_tmp):
+    graded = _grade_beside_honest_work(editions, tmp_path, DISK_FILLER)
+    _assert_isolated(editions, graded)
+    assert list(small_grader_tmp.iterdir()) == []  # nothing left on the grader's side
+    assert shutil.disk_usage(small_grader_tmp).used < HOST_TMP // 4
+
+
+# Right work that needs a thread, as much honest work does (a progress bar, a pool of workers):
+# threads count against the process limit.
+THREADED_RIGHT = {
+    **SAMPLES.RIGHT,
+    SAMPLES.CAP: "from concurrent.futures import ThreadPoolExecutor\n"
+    "with ThreadPoolExecutor(1) as pool:\n"
+    "    cap_fraction = pool.submit(lambda: float((1 - np.cos(np.pi / 3)) / 2)).result()",
+}
+
+
+def test_a_process_holder_uses_up_only_its_own_process_limit(editions, tmp_path):
+    graded = _grade_beside_honest_work(editions, tmp_path, PROCESS_HOLDER, THREADED_RIGHT)
+    _assert_isolated(editions, graded)
