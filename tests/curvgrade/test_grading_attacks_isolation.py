@@ -1,8 +1,9 @@
 """Sandboxes graded side by side stay apart: a hostile notebook cannot hurt its classmates.
 
-Each test grades (``--jobs 2``) one hostile notebook of the fixture chapter beside two honest
-right ones. Files are graded in name order: the hostile one and the first honest one start
-together, the second honest one starts while the hostile one still holds what it took. The
+Each test grades one hostile notebook of the fixture chapter and, while it holds what it took,
+two honest right ones (``--jobs 2``, side by side). The hostile one strikes as its kernel
+starts and holds until its cell's time limit; the honest ones are graded once it has struck
+(or after :data:`STRIKE_WAIT` seconds), so that they always run beside what it holds. The
 honest ones must keep full marks and the status ``ok``, the hostile one earns at most what
 honest wrong work earns, no process of a sandbox uid outlives grading and no file outside the
 output folder changes.
@@ -10,7 +11,8 @@ output folder changes.
 - A disk filler writes in its home and its ``/tmp`` until the kernel says ``ENOSPC``, then
   holds it. The grader's temporary folder is a small tmpfs here, so that a sandbox writing
   on the grader's disk fills it (and nothing else on the machine).
-- A process holder starts processes until the kernel refuses, then holds them.
+- A process holder starts processes until the kernel refuses, then holds them; the honest
+  work needs a thread (threads count against the process limit).
 """
 
 from __future__ import annotations
@@ -23,13 +25,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from curvgrade.bundle import Bundle
 from curvgrade.cli import main
+from curvgrade.grading import grade_notebook
 from curvgrade.sandbox import SANDBOX_UIDS, sandbox_problem
 
 pytestmark = [
@@ -43,7 +48,9 @@ pytestmark = [
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHAPTER = FIXTURES / "sphere-demo.md"
-HOLD = 30  # seconds the hostile notebook holds what it took: longer than grading one notebook
+HOLD = 600  # the hostile cell sleeps this long: its cell's time limit (HOSTILE_CELL) ends it
+HOSTILE_CELL = 75  # seconds: longer than grading the two honest notebooks side by side
+STRIKE_WAIT = 20  # seconds to wait for the hostile notebook to strike before the honest ones
 HOST_TMP = 64 * 1024**2  # the grader's temporary folder in the disk test
 
 
@@ -137,21 +144,49 @@ def editions(tmp_path_factory):
     }
 
 
-def _grade_beside_honest_work(editions, tmp_path, hostile: str, honest=SAMPLES.RIGHT) -> dict:
-    """Grade ``a-hostile`` (wrong answers after the ``hostile`` cell) beside ``b-right`` and
-    ``c-right`` (the ``honest`` answers); the scores by student, what changed outside the
-    output, what outlived it."""
+def _held_processes() -> int:
+    """Processes the holder started (``sleep 600``), whatever uid they run as."""
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes() == b"sleep\x00600\x00":
+                    count += 1
+            except OSError:
+                continue
+    return count
+
+
+def _grade_beside_honest_work(
+    editions, tmp_path, hostile: str, struck, honest=SAMPLES.RIGHT
+) -> dict:
+    """Grade ``hostile`` (wrong answers after the ``hostile`` cell), then, once ``struck()``
+    says it has struck (or after :data:`STRIKE_WAIT` s), ``b-right`` and ``c-right`` (the
+    ``honest`` answers) side by side while it holds; the scores by student, what changed
+    outside the output, what outlived it."""
     submissions = tmp_path / "submissions"
     submissions.mkdir()
     notebook = SAMPLES.filled(editions["student"], SAMPLES.WRONG)
     notebook.cells.insert(0, nbformat.v4.new_code_cell(hostile))  # strikes as the kernel starts
-    nbformat.write(notebook, submissions / "a-hostile.ipynb")
+    hostile_path = tmp_path / "hostile.ipynb"
+    nbformat.write(notebook, hostile_path)
     right = SAMPLES.filled(editions["student"], honest)
     for name in ("b-right", "c-right"):
         nbformat.write(right, submissions / f"{name}.ipynb")
     out = tmp_path / "grades" / "scores.csv"
     folders = (editions["root"] / "editions", submissions)
     before = _digests(*folders)
+    bundle = Bundle.read(editions["bundle"])
+    hostile_result = []
+    thread = threading.Thread(
+        target=lambda: hostile_result.append(
+            grade_notebook(bundle, hostile_path, timeout=150, cell_timeout=HOSTILE_CELL)
+        )
+    )
+    thread.start()
+    deadline = time.monotonic() + STRIKE_WAIT
+    while not struck() and time.monotonic() < deadline:
+        time.sleep(0.2)
     start = time.monotonic()
     status = main(
         [
@@ -165,19 +200,23 @@ def _grade_beside_honest_work(editions, tmp_path, hostile: str, honest=SAMPLES.R
             "--timeout",
             "90",
             "--cell-timeout",
-            str(HOLD + 15),
+            "30",
             "--jobs",
             "2",
         ]
     )
     seconds = time.monotonic() - start
+    still_holding = thread.is_alive()
+    thread.join()
     assert status == 0
     left_running = _still_running()
     with out.open(encoding="utf-8") as handle:
         scores = {row["student"]: row for row in csv.DictReader(handle)}
+    scores["a-hostile"] = {"total": hostile_result[0].total, "notes": hostile_result[0].notes}
     return {
         "scores": scores,
         "seconds": seconds,
+        "still_holding": still_holding,
         "changed": before != _digests(*folders),
         "left_running": left_running,
     }
@@ -189,6 +228,7 @@ def _assert_isolated(editions, graded) -> None:
         row = scores[name]
         assert (row["status"], float(row["total"])) == ("ok", editions["points"]), row["notes"]
     assert float(scores["a-hostile"]["total"]) <= editions["honest_wrong"]
+    assert graded["still_holding"], "the honest notebooks were not graded beside the hostile one"
     assert graded["left_running"] == []
     assert not graded["changed"]
 
@@ -209,7 +249,10 @@ def small_grader_tmp(tmp_path, monkeypatch):
 
 
 def test_a_disk_filler_fills_only_its_own_sandbox(editions, tmp_path, small_grader_tmp):
-    graded = _grade_beside_honest_work(editions, tmp_path, DISK_FILLER)
+    def struck() -> bool:  # the grader's disk is full, or (in its own storage) not visible here
+        return shutil.disk_usage(small_grader_tmp).free < HOST_TMP // 8
+
+    graded = _grade_beside_honest_work(editions, tmp_path, DISK_FILLER, struck)
     _assert_isolated(editions, graded)
     assert list(small_grader_tmp.iterdir()) == []  # nothing left on the grader's side
     assert shutil.disk_usage(small_grader_tmp).used < HOST_TMP // 4
@@ -226,5 +269,7 @@ THREADED_RIGHT = {
 
 
 def test_a_process_holder_uses_up_only_its_own_process_limit(editions, tmp_path):
-    graded = _grade_beside_honest_work(editions, tmp_path, PROCESS_HOLDER, THREADED_RIGHT)
+    graded = _grade_beside_honest_work(
+        editions, tmp_path, PROCESS_HOLDER, lambda: _held_processes() > 900, THREADED_RIGHT
+    )
     _assert_isolated(editions, graded)
