@@ -15,7 +15,10 @@
   submission time is the roster's ``submitted`` when given, else the file's modification time.
 - :func:`read_manual`: ``--manual FILE.csv``, scores of the written exercises, one row per
   student (the ``manual:<label>`` columns of ``scores.csv``, or ``written.csv``), and a row
-  whose student is ``(possible)`` giving each written exercise's points.
+  whose student is :data:`POSSIBLE_ROW`, ``(possible)/``, giving each written exercise's
+  points: no student can have that name (a student is named by a path under the submissions
+  folder, which never ends with ``/``). Names are read back as written (:func:`uncell` undoes
+  :func:`cell`); a name twice, or one that names no student, is refused.
 - :func:`write_canvas` and :func:`write_gradescope`: the LMS import files (see each).
 """
 
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -39,7 +43,9 @@ ROSTER_COLUMNS = (
     "sid",
     "submitted",
 )
-POSSIBLE_ROW = "(possible)"
+POSSIBLE_ROW = "(possible)/"
+"""The student cell of the possible-points row of a manual-score sheet: a name no file can
+give (student names are paths under the submissions folder, and none ends with ``/``)."""
 
 
 def _key(header: str) -> str:
@@ -47,13 +53,24 @@ def _key(header: str) -> str:
 
 
 def cell(value: object) -> str:
-    """A CSV cell that a spreadsheet will not read as a formula (CSV injection).
+    """A CSV cell that a spreadsheet will not read as a formula (CSV injection): text that
+    starts like one (``=``, ``+``, ``-``, ``@``, a tab, a carriage return), or with the quote
+    ``'`` itself, gets a leading ``'``, so that :func:`uncell` gives every text back.
 
-    >>> cell("=HYPERLINK(1)"), cell("alice"), cell(3)
-    ("'=HYPERLINK(1)", 'alice', '3')
+    >>> cell("=HYPERLINK(1)"), cell("alice"), cell(3), cell("'@x")
+    ("'=HYPERLINK(1)", 'alice', '3', "''@x")
     """
     text = str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r", "'") else text
+
+
+def uncell(text: str) -> str:
+    """The text that :func:`cell` wrote as ``text``: its leading ``'``, if any, taken off.
+
+    >>> [uncell(cell(text)) for text in ("@bob", "'@bob", "alice", "-1")]
+    ['@bob', "'@bob", 'alice', '-1']
+    """
+    return text[1:] if text.startswith("'") else text
 
 
 def read_roster(path: str | Path) -> list[dict[str, str]]:
@@ -177,26 +194,72 @@ class LatePolicy:
 
 
 def file_time(path: Path) -> datetime:
-    """The file's modification time (the submission time when the roster gives none)."""
-    return datetime.fromtimestamp(path.stat().st_mtime, tz=UTC).astimezone()
+    """The file's modification time (the submission time when the roster gives none); of a
+    symbolic link, the link's own time, never its target's."""
+    return datetime.fromtimestamp(os.lstat(path).st_mtime, tz=UTC).astimezone()
 
 
-def read_manual(path: str | Path, labels: tuple[str, ...]) -> tuple[dict, dict]:
+def read_manual(
+    path: str | Path, labels: tuple[str, ...], students: set[str] | None = None
+) -> tuple[dict, dict]:
     """Manual scores ``{student: {label: points}}`` and possible points ``{label: points}``.
+
+    The sheet has a ``student`` column and a column per written exercise (``<label>`` or
+    ``manual:<label>``). Each student cell is read back as :func:`cell` wrote it
+    (:func:`uncell`: ``'@bob`` is ``@bob``); the row :data:`POSSIBLE_ROW` gives the possible
+    points. ``ValueError`` names the line and the student of a score that is no number, is
+    negative or over the possible points, of a student named twice, and, given ``students``
+    (the names this grading knows), of a name that is none of them. Blank rows are skipped.
 
     >>> import tempfile
     >>> manual = Path(tempfile.mkdtemp()) / "written.csv"
-    >>> _ = manual.write_text("student,ex-w\\n(possible),2\\nalice,1.5\\nbob,\\n")
-    >>> read_manual(manual, ("ex-w",))
+    >>> _ = manual.write_text("student,ex-w\\n(possible)/,2\\nalice,1.5\\n'@bob,\\n")
+    >>> read_manual(manual, ("ex-w",), {"alice", "@bob"})
     ({'alice': {'ex-w': 1.5}}, {'ex-w': 2.0})
+    >>> _ = manual.write_text("student,ex-w\\n(possible)/,2\\nalice,1\\nalice,2\\n")
+    >>> read_manual(manual, ("ex-w",))
+    Traceback (most recent call last):
+    ValueError: --manual: line 4: the student 'alice' is there twice (first on line 3)
     """
     path = Path(path)
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        rows = list(csv.DictReader(handle))
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.DictReader(handle)
+            rows = [(reader.line_num, row) for row in reader]
+            header = reader.fieldnames or []
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise ValueError(f"--manual: cannot read {path} ({type(error).__name__})") from None
+    if "student" not in header:
+        raise ValueError(f"--manual: {path} needs a 'student' column (the sheet written.csv)")
     scores: dict[str, dict] = {}
     possible: dict[str, float] = {}
-    for number, row in enumerate(rows, start=2):
-        student = (row.get("student") or "").strip()
+    seen: dict[str, int] = {}
+    for number, row in rows:
+        raw = row.get("student") or ""
+        values = [value for key, value in row.items() if key != "student"]
+        if not raw.strip() and not any(
+            isinstance(value, str) and value.strip() for value in values
+        ):
+            continue  # a blank line of the spreadsheet
+        if not raw.strip():
+            raise ValueError(f"--manual: line {number} has scores but no student")
+        student = uncell(raw)
+        if student in seen:
+            raise ValueError(
+                f"--manual: line {number}: the student {student!r} is there twice "
+                f"(first on line {seen[student]})"
+            )
+        seen[student] = number
+        if student != POSSIBLE_ROW and students is not None and student not in students:
+            hint = (
+                f" (the possible points go in the row {POSSIBLE_ROW!r})"
+                if student.strip() == "(possible)"
+                else ""
+            )
+            raise ValueError(
+                f"--manual: line {number}: {student!r} is no student of this grading: a "
+                f"student is named by their file under --submissions, as in scores.csv{hint}"
+            )
         for label in labels:
             value = row.get(label, row.get(f"manual:{label}"))
             if value is None or not value.strip():
@@ -217,7 +280,7 @@ def read_manual(path: str | Path, labels: tuple[str, ...]) -> tuple[dict, dict]:
         for label, points in given.items():
             if label in possible and points > possible[label]:
                 raise ValueError(
-                    f"--manual: {student}, {label}: {points:g} is more than the "
+                    f"--manual: {student!r}, {label}: {points:g} is more than the "
                     f"{possible[label]:g} possible"
                 )
     return scores, possible

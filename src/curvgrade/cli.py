@@ -4,6 +4,7 @@
     python -m curvgrade student <chapter.md ...|--all> --out DIR
     python -m curvgrade grade --chapter <chapter.md|bundle.json> --submissions DIR \\
         --out scores.csv [--feedback DIR] [--timeout S] [--cell-timeout S] [--jobs N] [--unsafe]
+        [--max-size MIB] [--max-cells N]
         [--study-cache DIR] [--roster CSV] [--assignment "Name (ID)"] [--deadline TIME]
         [--late-policy POLICY] [--manual CSV] [--only STUDENT]
     python -m curvgrade prepare-cache --chapter <chapter.md|bundle.json> --study-cache DIR
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -38,7 +40,13 @@ from .classlist import (
     write_gradescope,
 )
 from .editions import bundle_from_chapter_or_file, write_editions
-from .grading import SandboxUnavailable, SubmissionResult, grade_notebook
+from .grading import (
+    MAX_SUBMISSION_BYTES,
+    MAX_SUBMISSION_CELLS,
+    SandboxUnavailable,
+    SubmissionResult,
+    grade_notebook,
+)
 from .reports import (
     gradebook_header,
     gradebook_row,
@@ -175,12 +183,48 @@ def _student_name(path: Path, root: Path, chapter: str) -> str:
 
 
 def submission_files(root: Path) -> list[Path]:
-    """Every file under ``root`` (notebook or not: each gets a row), checkpoints left out."""
-    return sorted(
-        path
-        for path in root.rglob("*")
-        if path.is_file() and ".ipynb_checkpoints" not in path.relative_to(root).parts
-    )
+    """Every entry under ``root`` that gets a row: each file, notebook or not, and each entry
+    that is no file a student wrote (a symbolic link, to a file or to a folder, a pipe, a
+    device, a folder named ``*.ipynb``), which grading refuses. Folders are looked into, never
+    through a symbolic link; ``.ipynb_checkpoints`` is left out.
+
+    >>> import os, tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "carol").mkdir(); (root / "x.ipynb").mkdir()
+    >>> for name in ("alice.ipynb", "carol/tiny.ipynb", "x.ipynb/y.ipynb"):
+    ...     _ = (root / name).write_text("{}")
+    >>> os.symlink(root / "alice.ipynb", root / "bob.ipynb")
+    >>> os.symlink(root / "carol", root / "dave")
+    >>> [path.relative_to(root).as_posix() for path in submission_files(root)]
+    ['alice.ipynb', 'bob.ipynb', 'carol/tiny.ipynb', 'dave', 'x.ipynb']
+    """
+    found, folders = [], [Path(root)]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.name == ".ipynb_checkpoints":
+                    continue
+                path = Path(entry.path)
+                if entry.is_dir(follow_symlinks=False) and path.suffix.lower() != ".ipynb":
+                    folders.append(path)
+                else:
+                    found.append(path)
+    return sorted(found)
+
+
+def _relative(path: Path, root: Path) -> str:
+    """``path`` under ``root`` as the listing named it (``""`` if outside): no symbolic link is
+    followed, so a link is known by its own name, never by its target's."""
+    try:
+        return Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).as_posix()
+    except ValueError:
+        return ""
+
+
+def _missing_name(entry: dict) -> str:
+    """The student name of the row of a roster entry without a file."""
+    name = entry["file"].rstrip("/")
+    return name[: -len(".ipynb")] if name.lower().endswith(".ipynb") else name
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -198,6 +242,8 @@ def _grade_one(bundle, path, student, arguments, study_cache=None) -> Submission
             cell_timeout=arguments.cell_timeout,
             unsafe=arguments.unsafe,
             study_cache=study_cache,
+            max_bytes=round(arguments.max_size * 2**20),
+            max_cells=arguments.max_cells,
         )
     except SandboxUnavailable:
         raise
@@ -227,10 +273,6 @@ def _class_options(arguments: argparse.Namespace, bundle) -> _Class:
     if arguments.deadline:
         options.deadline = parse_time(arguments.deadline, "--deadline")
         options.policy = LatePolicy.parse(arguments.late_policy or "none")
-    if arguments.manual:
-        options.manual, options.manual_possible = read_manual(arguments.manual, bundle.manual)
-        unknown = sorted(set(options.manual) - {"(possible)"})
-        options.manual = {student: options.manual[student] for student in unknown}
     return options
 
 
@@ -240,10 +282,7 @@ def _apply_class(results: list[SubmissionResult], root: Path, options: _Class) -
     results = [SubmissionResult.from_dict(result.to_dict()) for result in results]
     matched: dict[str, list[SubmissionResult]] = {}
     for result in results:
-        try:
-            relative = result.path.resolve().relative_to(root).as_posix()
-        except (ValueError, OSError):
-            relative = ""
+        relative = _relative(result.path, root)
         entry = None
         if options.roster is not None:
             entry = roster_entry(options.roster, relative or str(result.path), result.student)
@@ -257,7 +296,7 @@ def _apply_class(results: list[SubmissionResult], root: Path, options: _Class) -
             if entry is not None and entry.get("submitted"):
                 when = parse_time(entry["submitted"], "submitted")
             else:
-                when = file_time(result.path) if result.path.exists() else None
+                when = file_time(result.path) if os.path.lexists(result.path) else None
             if when is not None:
                 result.submitted = when.isoformat()
                 result.late_days, result.late_share = options.policy.penalty(options.deadline, when)
@@ -274,9 +313,7 @@ def _apply_class(results: list[SubmissionResult], root: Path, options: _Class) -
                 result.flag("flagged", f"{len(same)} files for the roster entry {file!r}")
     for entry in options.roster or []:
         if entry["file"] not in matched:
-            name = entry["file"].rstrip("/")
-            name = name[: -len(".ipynb")] if name.lower().endswith(".ipynb") else name
-            missing = SubmissionResult(student=name, path=Path(entry["file"]))
+            missing = SubmissionResult(student=_missing_name(entry), path=Path(entry["file"]))
             missing.identity = entry
             missing.flag("missing", "no submission for this roster entry")
             missing.checks = []
@@ -339,11 +376,31 @@ def _grade(arguments: argparse.Namespace) -> int:
     if arguments.jobs < 1:
         print(f"--jobs: expected a positive number, got {arguments.jobs}", file=sys.stderr)
         return 2
+    if not 1 <= arguments.max_size * 2**20 < 2**63:  # false for nan: refused too
+        print(
+            f"--max-size: expected a positive number of MiB, got {arguments.max_size}",
+            file=sys.stderr,
+        )
+        return 2
+    if arguments.max_cells < 1:
+        print(
+            f"--max-cells: expected a positive number, got {arguments.max_cells}", file=sys.stderr
+        )
+        return 2
     files = submission_files(root)
     if not files:
         print(f"--submissions: no files under {root}", file=sys.stderr)
         return 2
     students = {path: _student_name(path, root, bundle.chapter) for path in files}
+    if arguments.manual:
+        known = set(students.values()) | {_missing_name(e) for e in options.roster or []}
+        try:
+            options.manual, options.manual_possible = read_manual(
+                arguments.manual, bundle.manual, known
+            )
+        except ValueError as error:
+            print(error, file=sys.stderr)
+            return 2
     saved = out.with_name("results.json")
     previous: list[SubmissionResult] = []
     if arguments.only is not None:
@@ -418,7 +475,7 @@ def _grade(arguments: argparse.Namespace) -> int:
         results = [r for r in previous if r.student != arguments.only] + results
     payload = {"chapter": bundle.chapter, "results": [r.to_dict() for r in results]}
     saved.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
-    final = _apply_class(results, root.resolve(), options)
+    final = _apply_class(results, root, options)
     written = _write_reports(bundle, final, out, feedback, options, arguments)
     print(f"wrote {', '.join(map(str, written))} and feedback in {feedback}/")
     return 0
@@ -463,6 +520,19 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--timeout", type=float, default=600, help="seconds per notebook")
     grade.add_argument("--cell-timeout", type=float, help="seconds per cell (default: --timeout)")
     grade.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel")
+    grade.add_argument(
+        "--max-size",
+        type=float,
+        default=MAX_SUBMISSION_BYTES / 2**20,
+        metavar="MIB",
+        help="largest notebook file read, in MiB (default %(default)g): a larger one is unreadable",
+    )
+    grade.add_argument(
+        "--max-cells",
+        type=int,
+        default=MAX_SUBMISSION_CELLS,
+        help="most cells a notebook may have (default %(default)d): more is unreadable",
+    )
     grade.add_argument(
         "--study-cache",
         type=Path,

@@ -285,7 +285,7 @@ def _fenced(text: str) -> str:
 def write_written(
     bundle: Bundle, results: list[SubmissionResult], folder: str | Path
 ) -> list[Path]:
-    """``written.csv`` (the manual-score sheet for ``--manual``: a ``(possible)`` row, then a
+    """``written.csv`` (the manual-score sheet for ``--manual``: a ``(possible)/`` row, then a
     row per student, scores kept when already given) and ``written/<label>.md`` (each
     student's answer, as literal text) in ``folder``; nothing when no exercise is written.
     """

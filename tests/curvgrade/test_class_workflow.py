@@ -151,9 +151,9 @@ def test_roster_exports_deadline_manual_scores_and_regrading_one_student(course)
     answers = (grades / "written" / "ex-tiny-why.md").read_text(encoding="utf-8")
     assert "Because the successor of 1 is 2." in answers and "*(no answer)*" in answers
     sheet = _rows(grades / "written.csv")
-    assert sheet[0] == ["student", "ex-tiny-why"] and sheet[1][0] == "(possible)"
+    assert sheet[0] == ["student", "ex-tiny-why"] and sheet[1][0] == "(possible)/"
     manual = course["root"] / "manual.csv"
-    manual.write_text("student,ex-tiny-why\n(possible),2\nalice,1.5\n", encoding="utf-8")
+    manual.write_text("student,ex-tiny-why\n(possible)/,2\nalice,1.5\n", encoding="utf-8")
     assert _grade(course, *roster, *late, "--manual", str(manual), "--only", "alice") == 0
     scores = _scores(course)
     assert scores["alice"]["manual:ex-tiny-why"] == "1.5" and scores["alice"]["total"] == "4.5"
@@ -187,7 +187,7 @@ def test_bad_class_options_are_refused(course, capsys):
     assert _grade(course, "--deadline", "tomorrow") == 2
     assert _grade(course, "--deadline", "2026-05-01", "--late-policy", "lots") == 2
     manual = course["root"] / "manual.csv"
-    manual.write_text("student,ex-tiny-why\n(possible),1\nalice,2\n", encoding="utf-8")
+    manual.write_text("student,ex-tiny-why\n(possible)/,1\nalice,2\n", encoding="utf-8")
     assert _grade(course, "--manual", str(manual)) == 2
     assert "more than the 1 possible" in capsys.readouterr().err
 
