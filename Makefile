@@ -205,6 +205,9 @@ clean:
 #   make editions      for every chapter in _toc.yml with exercises: editions/student/<chapter>.ipynb
 #                      (the only folder to hand out: no solutions, no hidden checks, no outputs),
 #                      editions/instructor/<chapter>.ipynb and editions/autograder/<chapter>.json
+#   make kit           the course kit to hand out beside editions/student/: the library's wheel
+#                      (no chapter, solution or test inside: checked) and requirements.txt, in
+#                      editions/kit/ (book/students.md: how students install it)
 #   make grade-demo    grade the sample and attack notebooks of the test chapter in the sandbox
 #                      (needs root and bubblewrap): results in artifacts/classroom/grades/
 #   make book-student  the site without solutions or hidden checks, built from the executed book
@@ -220,10 +223,19 @@ CLASSROOM_OUT := artifacts/classroom
 STUDENT_SRC := _build/student-src
 STUDENT_SITE := _build/student/_build/html
 
-.PHONY: editions grade-demo test-classroom book-student
+.PHONY: editions kit grade-demo test-classroom book-student
 
 editions: $(STAMP)
 	$(BIN)/python -m curvgrade student --all --out editions
+
+# The course kit: the library's wheel (curvlab and curvgrade only: no chapter, no test; checked
+# by tools/check_kit.py) and the pins, for students to install beside editions/student/.
+kit: $(STAMP)
+	rm -rf editions/kit
+	$(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation . -w editions/kit
+	rm -rf build
+	cp requirements.txt editions/kit/
+	$(BIN)/python tools/check_kit.py editions/kit
 
 grade-demo: $(STAMP)
 	rm -rf $(CLASSROOM_OUT)

@@ -36,6 +36,7 @@ import nbformat
 
 from . import markup
 from .bundle import Bundle, answer_digest, normalized
+from .cgroup import SandboxGroup, sandbox_group
 from .sandbox import Limits, claim_uid, kill_everything, sandbox_command, sandbox_problem
 from .scaffold import restore_answer
 
@@ -612,7 +613,7 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits, study_cach
     limits = limits or Limits(cpu_seconds=int(timeout) + 30)
     grader_dir = Path(tempfile.mkdtemp(prefix="curvlab-grader-"))
     workdir = Path(tempfile.mkdtemp(prefix="curvlab-submission-"))
-    sandbox = checker = user = None
+    sandbox = checker = user = group = None
     try:
         bundle_path = grader_dir / "bundle.json"
         bundle_path.write_text(bundle.to_json(), encoding="utf-8")
@@ -624,6 +625,8 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits, study_cach
         if not unsafe:  # mounted read-only in the sandbox's own storage, run as its own uid
             os.chmod(workdir / "submission.ipynb", 0o444)
             user = claim_uid()
+            # one memory and process budget for the whole sandbox, where the machine allows
+            group = sandbox_group(f"sandbox-{token}", limits.memory_bytes, limits.processes)
         env = {"CURVLAB_SANDBOX": token, "PATH": os.environ.get("PATH", "/usr/bin")}
         if unsafe:
             from .sandbox import environment
@@ -643,7 +646,7 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits, study_cach
             stderr=subprocess.DEVNULL,
             cwd=workdir,
             env=env,
-            preexec_fn=limits.apply,
+            preexec_fn=limits.apply if group is None else _joining(group, limits),
         )
         message = json.dumps({"steps": plan.steps, "cell_timeout": cell_timeout}) + "\n"
         sandbox.stdin.write(message.encode())
@@ -699,10 +702,22 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits, study_cach
                 )
         if checker is not None and checker.poll() is None:
             checker.kill()
+        if group is not None:
+            group.remove()
         if user is not None:
             user.release()
         shutil.rmtree(workdir, ignore_errors=True)
         shutil.rmtree(grader_dir, ignore_errors=True)
+
+
+def _joining(group: SandboxGroup, limits: Limits):
+    """A ``preexec_fn``: join ``group``, then set ``limits``."""
+
+    def prepare() -> None:
+        group.join()
+        limits.apply()
+
+    return prepare
 
 
 def _record(bundle: Bundle, outcome: dict | None, result: SubmissionResult) -> None:

@@ -22,6 +22,9 @@ newer for ``--size``):
 - resource limits set before ``bwrap`` starts: address space and file size per process, CPU
   seconds, and processes (threads included) of the sandbox's uid, that is of this sandbox
   alone: a student who starts as many processes as allowed stops only their own notebook;
+- where control groups can be written, a control group of its own
+  (:func:`curvgrade.cgroup.sandbox_group`, made by the grader): its processes together share
+  :attr:`Limits.memory_bytes` and :attr:`Limits.processes`;
 - with a study cache (``grade --study-cache DIR``), that folder read-only at
   :data:`STUDY_CACHE` and ``CURVLAB_CACHE`` pointing at it: the chapter's given code reads the
   studies the instructor ran once instead of training them again, and nothing in the sandbox

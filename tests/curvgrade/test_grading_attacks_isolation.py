@@ -33,6 +33,7 @@ import nbformat
 import pytest
 
 from curvgrade.bundle import Bundle
+from curvgrade.cgroup import group_problem
 from curvgrade.cli import main
 from curvgrade.grading import grade_notebook
 from curvgrade.sandbox import SANDBOX_UIDS, sandbox_problem
@@ -157,6 +158,22 @@ def _held_processes() -> int:
     return count
 
 
+def _held_groups() -> set[str]:
+    """The memory control groups of the processes the holder started."""
+    groups = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes() != b"sleep\x00600\x00":
+                    continue
+                lines = (entry / "cgroup").read_text().splitlines()
+            except OSError:
+                continue
+            groups.update(line.split(":", 2)[2] for line in lines if ":memory:" in line)
+            groups.update(line[3:] for line in lines if line.startswith("0::"))
+    return groups
+
+
 def _grade_beside_honest_work(
     editions, tmp_path, hostile: str, struck, honest=SAMPLES.RIGHT
 ) -> dict:
@@ -187,6 +204,7 @@ def _grade_beside_honest_work(
     deadline = time.monotonic() + STRIKE_WAIT
     while not struck() and time.monotonic() < deadline:
         time.sleep(0.2)
+    held_groups = _held_groups()
     start = time.monotonic()
     status = main(
         [
@@ -217,6 +235,7 @@ def _grade_beside_honest_work(
         "scores": scores,
         "seconds": seconds,
         "still_holding": still_holding,
+        "held_groups": held_groups,
         "changed": before != _digests(*folders),
         "left_running": left_running,
     }
@@ -273,3 +292,8 @@ def test_a_process_holder_uses_up_only_its_own_process_limit(editions, tmp_path)
         editions, tmp_path, PROCESS_HOLDER, lambda: _held_processes() > 900, THREADED_RIGHT
     )
     _assert_isolated(editions, graded)
+    if group_problem() is None:  # the machine has control groups: the holder was in its own
+        assert graded["held_groups"], "no held process was seen"
+        assert all("/curvgrade/sandbox-" in group for group in graded["held_groups"]), graded[
+            "held_groups"
+        ]
