@@ -1,12 +1,12 @@
 """Sandboxes graded side by side stay apart: a hostile notebook cannot hurt its classmates.
 
-Each test grades one hostile notebook of the fixture chapter and, while it holds what it took,
-two honest right ones (``--jobs 2``, side by side). The hostile one strikes as its kernel
-starts and holds until its cell's time limit; the honest ones are graded once it has struck
-(or after :data:`STRIKE_WAIT` seconds), so that they always run beside what it holds. The
-honest ones must keep full marks and the status ``ok``, the hostile one earns at most what
-honest wrong work earns, no process of a sandbox uid outlives grading and no file outside the
-output folder changes.
+One grading run (the module fixture) grades two hostile notebooks of the fixture chapter and,
+while they hold what they took, two honest right ones (``--jobs 2``, side by side). The
+hostile ones strike as their kernels start and hold until their cell's time limit; the honest
+ones are graded once both have struck (or after :data:`STRIKE_WAIT` seconds), so that they
+always run beside what is held. The honest ones must keep full marks and the status ``ok``,
+each hostile one earns at most what honest wrong work earns, no process of a sandbox uid
+outlives grading and no file outside the output folder changes.
 
 - A disk filler writes in its home and its ``/tmp`` until the kernel says ``ENOSPC``, then
   holds it. The grader's temporary folder is a small tmpfs here, so that a sandbox writing
@@ -50,8 +50,8 @@ pytestmark = [
 FIXTURES = Path(__file__).parent / "fixtures"
 CHAPTER = FIXTURES / "sphere-demo.md"
 HOLD = 600  # the hostile cell sleeps this long: its cell's time limit (HOSTILE_CELL) ends it
-HOSTILE_CELL = 75  # seconds: longer than grading the two honest notebooks side by side
-STRIKE_WAIT = 20  # seconds to wait for the hostile notebook to strike before the honest ones
+HOSTILE_CELL = 45  # seconds: longer than grading the two honest notebooks side by side
+STRIKE_WAIT = 10  # seconds to wait for the hostile notebooks to strike before the honest ones
 HOST_TMP = 64 * 1024**2  # the grader's temporary folder in the disk test
 
 
@@ -174,38 +174,64 @@ def _held_groups() -> set[str]:
     return groups
 
 
-def _grade_beside_honest_work(
-    editions, tmp_path, hostile: str, struck, honest=SAMPLES.RIGHT
-) -> dict:
-    """Grade ``hostile`` (wrong answers after the ``hostile`` cell), then, once ``struck()``
-    says it has struck (or after :data:`STRIKE_WAIT` s), ``b-right`` and ``c-right`` (the
-    ``honest`` answers) side by side while it holds; the scores by student, what changed
+@pytest.fixture(scope="module")
+def graded(editions, tmp_path_factory):
+    """One grading run: the disk filler and the process holder (wrong answers after their
+    hostile cell), then, once both have struck (the holder's processes counted, the grader's
+    small disk full or :data:`STRIKE_WAIT` s gone), ``b-right`` and ``c-right`` (right work
+    that needs a thread) side by side while they hold; the scores by student, what changed
     outside the output, what outlived it."""
-    submissions = tmp_path / "submissions"
+    root = tmp_path_factory.mktemp("isolation-run")
+    grader_tmp = root / "grader-tmp"  # the grader's temporary folder: a tmpfs of HOST_TMP bytes
+    grader_tmp.mkdir()
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={HOST_TMP}", "tmpfs", str(grader_tmp)], check=True
+    )
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(tempfile, "tempdir", str(grader_tmp))
+            found = _grade_beside_honest_work(editions, root, grader_tmp)
+        found["grader_tmp_left"] = list(grader_tmp.iterdir())
+        found["grader_tmp_used"] = shutil.disk_usage(grader_tmp).used
+    finally:
+        subprocess.run(["umount", "-l", str(grader_tmp)], check=False)
+    return found
+
+
+HOSTILE = {"a-disk-filler": DISK_FILLER, "a-process-holder": PROCESS_HOLDER}
+
+
+def _grade_beside_honest_work(editions, root: Path, grader_tmp: Path) -> dict:
+    submissions = root / "submissions"
     submissions.mkdir()
-    notebook = SAMPLES.filled(editions["student"], SAMPLES.WRONG)
-    notebook.cells.insert(0, nbformat.v4.new_code_cell(hostile))  # strikes as the kernel starts
-    hostile_path = tmp_path / "hostile.ipynb"
-    nbformat.write(notebook, hostile_path)
-    right = SAMPLES.filled(editions["student"], honest)
+    bundle = Bundle.read(editions["bundle"])
+    results: dict[str, object] = {}
+    threads = []
+    for name, hostile in HOSTILE.items():
+        notebook = SAMPLES.filled(editions["student"], SAMPLES.WRONG)
+        notebook.cells.insert(0, nbformat.v4.new_code_cell(hostile))  # strikes at kernel start
+        path = root / f"{name}.ipynb"
+        nbformat.write(notebook, path)
+
+        def grade(path=path, name=name):
+            results[name] = grade_notebook(bundle, path, timeout=150, cell_timeout=HOSTILE_CELL)
+
+        threads.append(threading.Thread(target=grade))
+    right = SAMPLES.filled(editions["student"], THREADED_RIGHT)
     for name in ("b-right", "c-right"):
         nbformat.write(right, submissions / f"{name}.ipynb")
-    out = tmp_path / "grades" / "scores.csv"
+    out = root / "grades" / "scores.csv"
     folders = (editions["root"] / "editions", submissions)
     before = _digests(*folders)
-    bundle = Bundle.read(editions["bundle"])
-    hostile_result = []
-    thread = threading.Thread(
-        target=lambda: hostile_result.append(
-            grade_notebook(bundle, hostile_path, timeout=150, cell_timeout=HOSTILE_CELL)
-        )
-    )
-    thread.start()
+    for thread in threads:
+        thread.start()
     deadline = time.monotonic() + STRIKE_WAIT
-    while not struck() and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        disk_full = shutil.disk_usage(grader_tmp).free < HOST_TMP // 8
+        if disk_full and _held_processes() > 900:
+            break
         time.sleep(0.2)
     held_groups = _held_groups()
-    start = time.monotonic()
     status = main(
         [
             "grade",
@@ -223,58 +249,22 @@ def _grade_beside_honest_work(
             "2",
         ]
     )
-    seconds = time.monotonic() - start
-    still_holding = thread.is_alive()
-    thread.join()
+    still_holding = all(thread.is_alive() for thread in threads)
+    for thread in threads:
+        thread.join()
     assert status == 0
     left_running = _still_running()
     with out.open(encoding="utf-8") as handle:
         scores = {row["student"]: row for row in csv.DictReader(handle)}
-    scores["a-hostile"] = {"total": hostile_result[0].total, "notes": hostile_result[0].notes}
+    for name, result in results.items():
+        scores[name] = {"total": result.total, "notes": result.notes}
     return {
         "scores": scores,
-        "seconds": seconds,
         "still_holding": still_holding,
         "held_groups": held_groups,
         "changed": before != _digests(*folders),
         "left_running": left_running,
     }
-
-
-def _assert_isolated(editions, graded) -> None:
-    scores = graded["scores"]
-    for name in ("b-right", "c-right"):
-        row = scores[name]
-        assert (row["status"], float(row["total"])) == ("ok", editions["points"]), row["notes"]
-    assert float(scores["a-hostile"]["total"]) <= editions["honest_wrong"]
-    assert graded["still_holding"], "the honest notebooks were not graded beside the hostile one"
-    assert graded["left_running"] == []
-    assert not graded["changed"]
-
-
-@pytest.fixture
-def small_grader_tmp(tmp_path, monkeypatch):
-    """The grader's temporary folder on a tmpfs of HOST_TMP bytes (mounted for the test)."""
-    folder = tmp_path / "grader-tmp"
-    folder.mkdir()
-    size = f"size={HOST_TMP}"
-    subprocess.run(["mount", "-t", "tmpfs", "-o", size, "tmpfs", str(folder)], check=True)
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    try:
-        yield folder
-    finally:
-        monkeypatch.undo()
-        subprocess.run(["umount", "-l", str(folder)], check=False)
-
-
-def test_a_disk_filler_fills_only_its_own_sandbox(editions, tmp_path, small_grader_tmp):
-    def struck() -> bool:  # the grader's disk is full, or (in its own storage) not visible here
-        return shutil.disk_usage(small_grader_tmp).free < HOST_TMP // 8
-
-    graded = _grade_beside_honest_work(editions, tmp_path, DISK_FILLER, struck)
-    _assert_isolated(editions, graded)
-    assert list(small_grader_tmp.iterdir()) == []  # nothing left on the grader's side
-    assert shutil.disk_usage(small_grader_tmp).used < HOST_TMP // 4
 
 
 # Right work that needs a thread, as much honest work does (a progress bar, a pool of workers):
@@ -287,13 +277,33 @@ THREADED_RIGHT = {
 }
 
 
-def test_a_process_holder_uses_up_only_its_own_process_limit(editions, tmp_path):
-    graded = _grade_beside_honest_work(
-        editions, tmp_path, PROCESS_HOLDER, lambda: _held_processes() > 900, THREADED_RIGHT
-    )
-    _assert_isolated(editions, graded)
-    if group_problem() is None:  # the machine has control groups: the holder was in its own
-        assert graded["held_groups"], "no held process was seen"
-        assert all("/curvgrade/sandbox-" in group for group in graded["held_groups"]), graded[
-            "held_groups"
-        ]
+def test_honest_work_beside_the_hostile_notebooks_keeps_full_marks(editions, graded):
+    assert graded["still_holding"], "the honest notebooks were not graded beside the hostile ones"
+    for name in ("b-right", "c-right"):
+        row = graded["scores"][name]
+        assert (row["status"], float(row["total"])) == ("ok", editions["points"]), row["notes"]
+
+
+@pytest.mark.parametrize("hostile", sorted(HOSTILE))
+def test_a_hostile_notebook_earns_at_most_honest_wrong_work(editions, graded, hostile):
+    row = graded["scores"][hostile]
+    assert float(row["total"]) <= editions["honest_wrong"], row["notes"]
+
+
+def test_nothing_outlives_grading_and_nothing_outside_changes(graded):
+    assert graded["left_running"] == []
+    assert not graded["changed"]
+
+
+def test_the_disk_filler_filled_only_its_own_storage(graded):
+    assert graded["grader_tmp_left"] == []  # nothing left on the grader's side
+    assert graded["grader_tmp_used"] < HOST_TMP // 4
+
+
+def test_the_process_holder_was_in_a_control_group_of_its_own(graded):
+    if group_problem() is not None:
+        pytest.skip(f"no control groups here: {group_problem()}")
+    assert graded["held_groups"], "no held process was seen"
+    assert all("/curvgrade/sandbox-" in group for group in graded["held_groups"]), graded[
+        "held_groups"
+    ]
