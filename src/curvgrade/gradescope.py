@@ -344,10 +344,11 @@ def summary(bundle: Bundle, result: SubmissionResult) -> str:
 def refusal(message: str, bundles: dict[str, Bundle]) -> dict:
     """``results.json`` for a submission that cannot be graded: 0 points and ``message``;
     where the zip has one chapter, its checks are listed as not run."""
-    result = SubmissionResult(student="", path=Path("-"))
+    tests = []
     if len(bundles) == 1:
-        result.checks = not_run(next(iter(bundles.values())))
-    data = results(next(iter(bundles.values())), result) if len(bundles) == 1 else {}
+        (bundle,) = bundles.values()
+        blank = SubmissionResult(student="", path=Path("-"), checks=not_run(bundle))
+        tests = results(bundle, blank)["tests"]
     return {
         "score": 0,
         "execution_time": 0,
@@ -355,7 +356,7 @@ def refusal(message: str, bundles: dict[str, Bundle]) -> dict:
         "output_format": "text",
         "visibility": "visible",
         "stdout_visibility": "hidden",
-        "tests": data.get("tests", []),
+        "tests": tests,
     }
 
 
