@@ -15,7 +15,9 @@ and their checks, every code cell of an exercise marked by one ``:exercise:`` me
 - :mod:`~curvgrade.checker`   the grader side: a fresh process runs every check
 - :mod:`~curvgrade.grading`   :func:`grade_notebook`: one submission, end to end
 - :mod:`~curvgrade.reports`   gradebook, per-check table, summary, feedback
-- :mod:`~curvgrade.cli`       ``python -m curvgrade validate|student|grade``
+- :mod:`~curvgrade.gradescope` Gradescope's ``autograder.zip``: the same grading, one
+  container per submission, and its rehearsal here
+- :mod:`~curvgrade.cli`       ``python -m curvgrade validate|student|grade|gradescope``
 
 The doctests read a one-exercise chapter through ``example_chapter(folder)``, which copies
 tests/curvgrade/fixtures/tiny.md into ``folder`` (the repository's conftest.py).

@@ -8,10 +8,22 @@
         [--study-cache DIR] [--roster CSV] [--assignment "Name (ID)"] [--deadline TIME]
         [--late-policy POLICY] [--manual CSV] [--only STUDENT]
     python -m curvgrade prepare-cache --chapter <chapter.md|bundle.json> --study-cache DIR
+    python -m curvgrade gradescope <chapter.md|bundle.json ...> --out autograder.zip
+        [--timeout S] [--cell-timeout S] [--max-size MIB] [--max-cells N]
+        [--wheel WHEEL] [--requirements TXT]
+    python -m curvgrade gradescope --rehearse autograder.zip <notebook|folder>
+    python -m curvgrade gradescope --run ROOT
 
 ``--all`` takes every chapter listed in the book's ``_toc.yml`` (``--toc`` to name another)
 that has exercises. ``student`` writes ``DIR/student/<chapter>.ipynb`` (the only folder to hand
 out), ``DIR/instructor/<chapter>.ipynb`` and ``DIR/autograder/<chapter>.json``.
+
+``gradescope`` writes Gradescope's programming-assignment autograder for a large course: a zip
+whose ``setup.sh`` installs the pins and the library's wheel in the image and whose
+``run_autograder`` grades each submission as ``grade`` does (the same checks, sandbox and
+limits), writing Gradescope's ``results.json`` (:mod:`curvgrade.gradescope`). ``--rehearse``
+runs such a zip here on a notebook, in a temporary root laid out as ``/autograder``, and prints
+the ``results.json``; ``--run ROOT`` is what ``run_autograder`` calls.
 """
 
 from __future__ import annotations
@@ -28,6 +40,7 @@ from pathlib import Path
 
 import yaml
 
+from . import gradescope
 from .chapter import ChapterFormatError, read_chapter
 from .classlist import (
     LatePolicy,
@@ -353,6 +366,21 @@ def _write_reports(bundle, results, out, feedback, options, arguments) -> list[P
     return written
 
 
+def _limits_problem(arguments: argparse.Namespace) -> str | None:
+    """What is wrong with the limits ``grade`` and ``gradescope`` take, or ``None``."""
+    if not arguments.timeout > 0:
+        return f"--timeout: expected a positive number of seconds, got {arguments.timeout}"
+    if arguments.cell_timeout is not None and not arguments.cell_timeout > 0:
+        return (
+            f"--cell-timeout: expected a positive number of seconds, got {arguments.cell_timeout}"
+        )
+    if not 1 <= arguments.max_size * 2**20 < 2**63:  # false for nan: refused too
+        return f"--max-size: expected a positive number of MiB, got {arguments.max_size}"
+    if arguments.max_cells < 1:
+        return f"--max-cells: expected a positive number, got {arguments.max_cells}"
+    return None
+
+
 def _grade(arguments: argparse.Namespace) -> int:
     try:
         bundle = bundle_from_chapter_or_file(arguments.chapter)
@@ -376,16 +404,8 @@ def _grade(arguments: argparse.Namespace) -> int:
     if arguments.jobs < 1:
         print(f"--jobs: expected a positive number, got {arguments.jobs}", file=sys.stderr)
         return 2
-    if not 1 <= arguments.max_size * 2**20 < 2**63:  # false for nan: refused too
-        print(
-            f"--max-size: expected a positive number of MiB, got {arguments.max_size}",
-            file=sys.stderr,
-        )
-        return 2
-    if arguments.max_cells < 1:
-        print(
-            f"--max-cells: expected a positive number, got {arguments.max_cells}", file=sys.stderr
-        )
+    if (problem := _limits_problem(arguments)) is not None:
+        print(problem, file=sys.stderr)
         return 2
     files = submission_files(root)
     if not files:
@@ -491,6 +511,72 @@ def _prepare_cache(arguments: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _gradescope(arguments: argparse.Namespace) -> int:
+    modes = [bool(arguments.chapters), arguments.rehearse is not None, arguments.run is not None]
+    if sum(modes) != 1:
+        print(
+            "gradescope: give chapter files and --out, or --rehearse BUNDLE SUBMISSION, or "
+            "--run ROOT",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        if arguments.run is not None:
+            data = gradescope.run(arguments.run)
+            print(f"score {data['score']:g}\n{data['output']}", end="")
+            return 0
+        if arguments.rehearse is not None:
+            data = gradescope.rehearse(*arguments.rehearse)
+            print(json.dumps(data, indent=1, ensure_ascii=False))
+            return 0
+        if arguments.out is None or arguments.out.suffix != ".zip":
+            raise ValueError(f"--out: expected the autograder .zip to write, got {arguments.out}")
+        if (problem := _limits_problem(arguments)) is not None:
+            raise ValueError(problem)
+        bundles = [bundle_from_chapter_or_file(chapter) for chapter in arguments.chapters]
+        for chapter, bundle in zip(arguments.chapters, bundles, strict=True):
+            if not bundle.exercises:
+                raise ValueError(f"chapters: {chapter} has no graded exercise")
+        written = gradescope.write_autograder(
+            bundles,
+            arguments.out,
+            wheel=arguments.wheel,
+            requirements=arguments.requirements,
+            timeout=arguments.timeout,
+            cell_timeout=arguments.cell_timeout,
+            max_bytes=round(arguments.max_size * 2**20),
+            max_cells=arguments.max_cells,
+        )
+    except SandboxUnavailable as error:
+        print(f"{error}: no results written (fix the image and regrade)", file=sys.stderr)
+        return 1
+    except (ChapterFormatError, ValueError, OSError) as error:
+        print(error, file=sys.stderr)
+        return 2
+    chapters = ", ".join(f"{b.chapter} ({b.points:g} points)" for b in bundles)
+    print(f"wrote {written}: {chapters}; upload it as the assignment's autograder")
+    return 0
+
+
+def _limit_arguments(command: argparse.ArgumentParser) -> None:
+    """The limits of grading, the same for ``grade`` and ``gradescope``."""
+    command.add_argument("--timeout", type=float, default=600, help="seconds per notebook")
+    command.add_argument("--cell-timeout", type=float, help="seconds per cell (default: --timeout)")
+    command.add_argument(
+        "--max-size",
+        type=float,
+        default=MAX_SUBMISSION_BYTES / 2**20,
+        metavar="MIB",
+        help="largest notebook file read, in MiB (default %(default)g): a larger one is unreadable",
+    )
+    command.add_argument(
+        "--max-cells",
+        type=int,
+        default=MAX_SUBMISSION_CELLS,
+        help="most cells a notebook may have (default %(default)d): more is unreadable",
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m curvgrade``.
 
@@ -517,22 +603,8 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--submissions", required=True, help="folder of returned .ipynb files")
     grade.add_argument("--out", required=True, type=Path, help="the scores CSV to write")
     grade.add_argument("--feedback", type=Path, help="feedback folder (default: beside --out)")
-    grade.add_argument("--timeout", type=float, default=600, help="seconds per notebook")
-    grade.add_argument("--cell-timeout", type=float, help="seconds per cell (default: --timeout)")
+    _limit_arguments(grade)
     grade.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel")
-    grade.add_argument(
-        "--max-size",
-        type=float,
-        default=MAX_SUBMISSION_BYTES / 2**20,
-        metavar="MIB",
-        help="largest notebook file read, in MiB (default %(default)g): a larger one is unreadable",
-    )
-    grade.add_argument(
-        "--max-cells",
-        type=int,
-        default=MAX_SUBMISSION_CELLS,
-        help="most cells a notebook may have (default %(default)d): more is unreadable",
-    )
     grade.add_argument(
         "--study-cache",
         type=Path,
@@ -552,6 +624,26 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="grade without a sandbox (only for trusted notebooks: student code can then read "
         "and write anything the grader can)",
+    )
+    lms = commands.add_parser(
+        "gradescope", help="a Gradescope autograder.zip grading chapters; --rehearse runs one here"
+    )
+    lms.add_argument("chapters", nargs="*", help="chapter .md files, or their autograder .json")
+    lms.add_argument("--out", type=Path, help="the autograder .zip to write")
+    _limit_arguments(lms)
+    lms.add_argument("--wheel", type=Path, help="the library's wheel (default: built from src/)")
+    lms.add_argument("--requirements", type=Path, help="pins (default: the requirements.txt)")
+    lms.add_argument(
+        "--rehearse",
+        nargs=2,
+        metavar=("BUNDLE", "SUBMISSION"),
+        help="run the autograder .zip BUNDLE on SUBMISSION (a notebook or a folder) here, in a "
+        "temporary /autograder, and print its results.json",
+    )
+    lms.add_argument(
+        "--run",
+        metavar="ROOT",
+        help="grade ROOT/submission into ROOT/results/results.json (what run_autograder does)",
     )
     prepare = commands.add_parser(
         "prepare-cache", help="run a chapter's given code once to fill a study cache"
@@ -576,5 +668,6 @@ def main(argv: list[str] | None = None) -> int:
         "student": _student,
         "grade": _grade,
         "prepare-cache": _prepare_cache,
+        "gradescope": _gradescope,
     }[arguments.command]
     return command(arguments)

@@ -192,7 +192,16 @@ def write_summary(bundle: Bundle, results: list[SubmissionResult], path: Path) -
     return path
 
 
-def _reason(check: CheckResult) -> str:
+def check_reason(check: CheckResult) -> str:
+    """What a student may read of a check's outcome: ``passed``, or ``failed`` with the
+    grader's reason when it is a plain name (an exception type), never text the student's code
+    wrote.
+
+    >>> check_reason(CheckResult("ex", 1, 1, "x", True, False, "AssertionError"))
+    'failed (AssertionError)'
+    >>> check_reason(CheckResult("ex", 1, 1, "x", True, False, "you said: 42!"))
+    'failed (did not pass)'
+    """
     if check.passed:
         return "passed"
     ok = check.reason.replace("_", "").replace(" ", "").isalnum() and len(check.reason) <= 80
@@ -256,12 +265,12 @@ def feedback_markdown(bundle: Bundle, result: SubmissionResult) -> str:
             if check.hidden:
                 lines.append(
                     f"- {mark} hidden check {check.number} ({_points(check.points)}): "
-                    f"{_reason(check)}"
+                    f"{check_reason(check)}"
                 )
             else:
                 lines.append(
                     f"- {mark} check {check.number} ({_points(check.points)}): {check.what}: "
-                    f"{_reason(check)}"
+                    f"{check_reason(check)}"
                 )
     for label in bundle.manual:
         lines += ["", f"## Written exercise `{label}`", ""]
