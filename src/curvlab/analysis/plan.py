@@ -18,6 +18,20 @@ Conventions:
   "greater" when the association is positive;
 - ``holm_family`` names the family over which p is Holm-adjusted; None: a secondary claim,
   reported unadjusted and not counted in the family.
+
+History of the decision rule.  Changes to the analysis layer apply to every version of the
+plan and to both studies; a frozen plan's content, and so its hash, is unchanged by them.
+
+- Exact tests at the seeds a claim has.  A paired claim's p (``paired_mean``) is the exact
+  two-sided sign-flip p over all 2ⁿ sign patterns (Monte Carlo above 40 seeds,
+  :mod:`curvlab.analysis.randomization`), no longer the paired t-test's, which is reported
+  beside it; a TOST (``paired_tost``) is two one-sided sign-flip tests.  Ties are judged with
+  a tolerance relative to the data's scale, never by float equality (equal differences up to
+  rounding have sd 0 and no mde₈₀).  A claim whose smallest reachable p, Holm-adjusted over its
+  family, is not below α, or whose seed-cluster bootstrap has fewer than ⌈2/α⌉ distinct
+  resamples (no interval is then reported), gets the verdict "undecidable" with the seeds it
+  would need (:mod:`curvlab.analysis.decidability`).  The confirmatory seeds of both versions
+  (40 and 16) leave the primary family decidable: 12 claims × 2 · 2⁻¹⁶ < 0.05.
 """
 
 from __future__ import annotations
@@ -52,8 +66,10 @@ DIRECTIONS: tuple[str, ...] = ("greater", "less", "equivalent")
 """What a claim asserts of its effect: > 0, < 0, or inside (−margin, margin)."""
 
 ESTIMATORS: dict[str, str] = {
-    "paired_mean": "per-seed mean over the stratum of model − baseline, paired t interval",
-    "paired_tost": "the same differences, TOST against the plan's margin (90% interval)",
+    "paired_mean": "per-seed mean over the stratum of model − baseline, paired t interval, "
+    "exact sign-flip p",
+    "paired_tost": "the same differences, TOST against the plan's margin (90% interval), "
+    "one-sided sign-flip tests",
     "within_cell_r": "r within every task × model cell, seed-cluster bootstrap, permutation p",
     "delta_delta_slope": "Δaccuracy on Δlog curvature, task fixed effects, seed bootstrap",
 }
