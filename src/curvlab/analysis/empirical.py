@@ -90,7 +90,8 @@ SENSITIVITY_FIELDS: tuple[str, ...] = (
 
 def converged_only(record: dict) -> dict:
     """The claim ``record`` as recomputed on converged runs alone: each field of
-    :data:`SENSITIVITY_FIELDS` replaced by its ``converged_<field>`` value (the rest kept, so
+    :data:`SENSITIVITY_FIELDS` replaced by its ``converged_<field>`` value where the record
+    has one (the rest kept, so
     that :func:`curvlab.analysis.stats.verdict_follows` judges it by the same rule).
 
     >>> record = {"claim": "E1", "margin": None, "effect": 0.3, "verdict": "supported",
@@ -102,7 +103,10 @@ def converged_only(record: dict) -> dict:
     >>> alone["claim"], alone["effect"], alone["n_seeds"], alone["verdict"]
     ('E1', 0.2, 12, 'inconclusive')
     """
-    return {**record, **{k: record[f"converged_{k}"] for k in SENSITIVITY_FIELDS}}
+    return {
+        **record,
+        **{k: record[f"converged_{k}"] for k in SENSITIVITY_FIELDS if f"converged_{k}" in record},
+    }
 
 
 def _index(runs: Iterable[dict], measure: str) -> dict:
