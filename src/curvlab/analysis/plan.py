@@ -19,19 +19,11 @@ Conventions:
 - ``holm_family`` names the family over which p is Holm-adjusted; None: a secondary claim,
   reported unadjusted and not counted in the family.
 
-History of the decision rule.  Changes to the analysis layer apply to every version of the
-plan and to both studies; a frozen plan's content, and so its hash, is unchanged by them.
-
-- Exact tests at the seeds a claim has.  A paired claim's p (``paired_mean``) is the exact
-  two-sided sign-flip p over all 2ⁿ sign patterns (Monte Carlo above 40 seeds,
-  :mod:`curvlab.analysis.randomization`), no longer the paired t-test's, which is reported
-  beside it; a TOST (``paired_tost``) is two one-sided sign-flip tests.  Ties are judged with
-  a tolerance relative to the data's scale, never by float equality (equal differences up to
-  rounding have sd 0 and no mde₈₀).  A claim whose smallest reachable p, Holm-adjusted over its
-  family, is not below α, or whose seed-cluster bootstrap has fewer than ⌈2/α⌉ distinct
-  resamples (no interval is then reported), gets the verdict "undecidable" with the seeds it
-  would need (:mod:`curvlab.analysis.decidability`).  The confirmatory seeds of both versions
-  (40 and 16) leave the primary family decidable: 12 claims × 2 · 2⁻¹⁶ < 0.05.
+History of the decision rule (analysis-layer changes apply to every version and both studies;
+a frozen plan's content and hash are unchanged by them).  Paired p are exact sign-flip p
+(:mod:`curvlab.analysis.randomization`), TOST two one-sided sign-flip tests, ties judged with
+a tolerance; a claim whose test's floor, Holm-adjusted, is not below α, or without a valid
+seed-cluster interval, is "undecidable" (:mod:`curvlab.analysis.decidability`).
 """
 
 from __future__ import annotations

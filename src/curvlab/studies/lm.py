@@ -52,10 +52,9 @@ G1 headwise − ungated and G1 elementwise − the additive control, signed so t
 effect is the predicted (or read) direction; p the exact sign-flip p (the t-test's beside it),
 Holm-adjusted over the whole family (:func:`curvlab.analysis.stats.holm`); the verdict by
 :func:`curvlab.analysis.stats.directional_verdict`, "undecidable" where the seeds cannot reach
-α (:func:`curvlab.analysis.decidability.family_decidability`, its fields in every record): at
-5 seeds the exact p cannot go below 2 · 2⁻⁵ = 0.0625, so no claim of this family can be
-decided at the small scale, whatever the runs.  A run's sink is its mean over layers, its
-largest activation the maximum over layers, its curvature the mean over layers.
+α (:func:`curvlab.analysis.decidability.family_decidability`; 5 seeds: p >= 0.0625).  A run's
+sink is its mean over layers, its largest activation the maximum over layers, its curvature
+the mean over layers.
 
 ``python -m curvlab lm --out DIR`` writes DIR/runs.csv (one row per run), loss_curves.csv
 (every step of both trainings), claims.json and meta.json (configuration, corpus fingerprint,
@@ -417,10 +416,8 @@ def lm_claims(runs, depth: int, *, alpha: float = 0.05) -> list[dict]:
         adjusted = holm([r["p"] for r in records])
         for record, p_holm, floor in zip(records, adjusted, floors, strict=True):
             record.update({"p_holm": p_holm, "n_seeds": record["n"], **floor})
-            record["verdict"] = directional_verdict(
-                record["ci_low"], record["ci_high"], p_holm, alpha=alpha,
-                decidable=floor["decidable"],
-            )  # fmt: skip
+            ci, decidable = (record["ci_low"], record["ci_high"]), floor["decidable"]
+            record["verdict"] = directional_verdict(*ci, p_holm, alpha=alpha, decidable=decidable)
     return records
 
 

@@ -55,13 +55,9 @@ The protocol, written before any run of this study was looked at:
   The directional claims (E1, E2, E3 of every dataset) form one Holm family; the equivalence
   claims are judged by their TOST p.  The paired p are exact sign-flip p (the t-test's beside
   them, ``p_t``; :mod:`curvlab.analysis.randomization`).  Verdicts follow
-  :mod:`curvlab.analysis.stats`'s rules: supported, contradicted, or inconclusive (with
-  ``mde_80``, the effect the seeds could see), and undecidable where the seeds cannot decide
-  (:mod:`curvlab.analysis.decidability`: each record carries ``family``, ``family_size``,
-  ``p_floor``, ``p_floor_holm``, ``decidable``, ``seeds_needed`` and ``decision_limit``).  At
-  the small scale's 4 seeds none can: a paired claim's exact p cannot go below 2 · 2⁻⁴ =
-  0.125, a TOST's not below 2⁻⁴, and E3's seed-cluster bootstrap has 35 distinct resamples,
-  too few for a 95% interval (its bounds are None, with ``interval_reason``).
+  :mod:`curvlab.analysis.stats`'s rules, "undecidable" where the seeds cannot decide
+  (:mod:`curvlab.analysis.decidability`'s fields in each record): at 4 seeds a paired p is
+  >= 0.125 and E3's bootstrap gets no interval (35 distinct resamples; ``interval_reason``).
 
 :func:`realdata` returns a :class:`~curvlab.studies.result.StudyResult`: ``runs`` (one row a
 trained model), ``effects`` (one row a dataset: the near-linear protocol), ``claims`` and
@@ -401,7 +397,6 @@ def analyse_realdata(runs, logistic, seeds, analysis: dict = ANALYSIS) -> tuple[
             "ci_high": within["pearson_ci_high"],
             "p": null["p"],
             "n": within["n_seeds"],
-            "interval_reason": within["interval_reason"],
         }
         claims.append(
             _claim(
@@ -417,19 +412,13 @@ def analyse_realdata(runs, logistic, seeds, analysis: dict = ANALYSIS) -> tuple[
     for claim, adjusted in zip(directional, stats.holm([c["p"] for c in directional]), strict=True):
         claim["p_holm"] = adjusted
     tests = {"E1": "sign_flip", "E2": "sign_flip", "E2-linear": "sign_flip_tost"}
-    floors = decidability.family_decidability(
-        [
-            {
-                "test": tests.get(c["claim"], "permutation"),
-                "n_seeds": c["n_seeds"],
-                "family": "directional" if c["margin"] is None else None,
-                "permutations": analysis["permutations"],
-                "cluster_interval": c["claim"] == "E3",
-            }
-            for c in claims
-        ],
-        alpha=alpha,
-    )
+    family = [
+        {"test": tests.get(c["claim"], "permutation"), "n_seeds": c["n_seeds"],
+         "family": "directional" if c["margin"] is None else None,
+         "permutations": analysis["permutations"], "cluster_interval": c["claim"] == "E3"}
+        for c in claims
+    ]  # fmt: skip
+    floors = decidability.family_decidability(family, alpha=alpha)
     for claim, floor in zip(claims, floors, strict=True):
         claim.update(floor)
         options = {"alpha": alpha, "decidable": floor["decidable"]}
