@@ -159,3 +159,16 @@ def test_bad_input_is_refused_with_the_argument_named():
     constant = [{**r, "test_accuracy": 0.5} for r in runs]
     with pytest.raises(ValueError, match="undefined"):
         within_cell_correlation(constant)
+
+
+def test_few_seed_clusters_get_no_interval_with_the_reason():
+    """Four seeds have 35 distinct seed-cluster resamples, too few for a 95% percentile
+    interval (40 needed): no interval, and the reason; five seeds (126) get one."""
+    few = synthetic_runs(n_seeds=4, within_slope=1.0, seed=1)
+    within = within_cell_correlation(few, resamples=50)
+    assert within["pearson_ci_low"] is None and within["spearman_ci_high"] is None
+    assert "35 distinct" in within["interval_reason"]
+    fit = paired_delta_regression(few, gated="gated", resamples=50, permutations=50)
+    assert fit["slope_ci_low"] is None and "35 distinct" in fit["interval_reason"]
+    five = within_cell_correlation(synthetic_runs(n_seeds=5, seed=1), resamples=50)
+    assert five["pearson_ci_low"] is not None and five["interval_reason"] is None

@@ -17,6 +17,8 @@ from curvlab.analysis.schema import (
     validate_claims_document,
 )
 
+FLOOR = 2.0**-19  # the two-sided sign-flip floor at 20 seeds
+
 
 def _document(plan=PLAN) -> dict:
     """A valid claims.json for ``plan``: every claim in both studies, Holm within each."""
@@ -26,6 +28,7 @@ def _document(plan=PLAN) -> dict:
         raw = {spec.claim: 0.001 * (k + 1) for k, spec in enumerate(plan.claims)}
         family = plan.family()
         holm = dict(zip(family, stats.holm([raw[c] for c in family]), strict=True))
+        floors = dict(zip(family, stats.holm([FLOOR] * len(family)), strict=True))
         for spec in plan.claims:
             if spec.margin is not None:
                 effect, low, high = 0.0, -spec.margin / 2, spec.margin / 2
@@ -42,6 +45,8 @@ def _document(plan=PLAN) -> dict:
                     seeds=seeds,
                     mde_80=0.2,
                     study=study,
+                    p_floor=FLOOR,
+                    p_floor_holm=floors.get(spec.claim),
                 )
             )
     return {"plan_sha256": plan_sha256(plan), "claims": records}
@@ -84,6 +89,8 @@ def test_a_record_is_accepted_exactly_when_its_verdict_is_the_rules(low, width, 
         "ci_high": low + width,
         "p": p,
         "p_holm": None,
+        "p_floor": 0.0,
+        "p_floor_holm": None,
         "margin": margin,
         "verdict": claimed,
     }
@@ -161,5 +168,29 @@ def test_claim_schema_record_refuses_p_holm_for_a_secondary_claim():
     with pytest.raises(ValueError, match="p_holm"):
         claim_schema_record(
             secondary, effect=0.3, ci_low=0.1, ci_high=0.5, p=0.01, p_holm=0.02,
-            seeds=[0, 1, 2], mde_80=None, study="exploratory",
+            seeds=[0, 1, 2], mde_80=None, study="exploratory", p_floor=0.25, p_floor_holm=None,
         )  # fmt: skip
+
+
+def test_a_claim_whose_seeds_cannot_reach_alpha_is_undecidable_never_inconclusive():
+    """Four seeds: the sign-flip floor 0.125; in a family of m, m · 0.125."""
+    spec = PLAN.claims[0]
+    record = claim_schema_record(
+        spec, effect=0.3, ci_low=0.1, ci_high=0.5, p=0.125, p_holm=1.0, seeds=[0, 1, 2, 3],
+        mde_80=None, study="exploratory", p_floor=0.125, p_floor_holm=1.0, seeds_needed=9,
+    )  # fmt: skip
+    assert record["verdict"] == "undecidable" and not record["decidable"]
+    assert record["seeds_needed"] == 9
+    with pytest.raises(ValueError, match="undecidable"):
+        validate_claim_record({**record, "verdict": "inconclusive"})
+    with pytest.raises(ValueError, match="decidable must be False"):
+        validate_claim_record({**record, "decidable": True, "seeds_needed": None})
+    with pytest.raises(ValueError, match="below the floor"):
+        validate_claim_record({**record, "p": 0.01, "p_holm": 0.05})
+    without = {**record, "ci_low": None, "ci_high": None}
+    validate_claim_record(without)  # no interval: undecidable, and that is all it can be
+    document = _document()
+    moved = [dict(r) for r in document["claims"]]
+    moved[0]["p_floor_holm"] = moved[0]["p_floor"]
+    with pytest.raises(ValueError, match="p_floor's Holm value"):
+        validate_claims_document({**document, "claims": moved}, plan=PLAN)

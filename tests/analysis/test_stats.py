@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from curvlab.analysis import stats
+from curvlab.analysis import randomization, stats
 from curvlab.analysis.claims import EMPIRICAL_VERDICTS
 
 
@@ -19,7 +19,8 @@ def test_paired_interval_matches_scipy_ttest_rel_and_covers_the_mean():
     r = stats.paired_difference(a, b)
     reference = scipy_stats.ttest_rel(a, b)
     ci = reference.confidence_interval()
-    assert math.isclose(r["p"], reference.pvalue, rel_tol=1e-12)
+    assert math.isclose(r["p_t"], reference.pvalue, rel_tol=1e-12)
+    assert r["p"] == randomization.sign_flip_test(a - b)["p"]  # the verdict's p: exact
     assert math.isclose(r["ci_low"], ci.low) and math.isclose(r["ci_high"], ci.high)
     assert math.isclose(r["d_z"], np.mean(a - b) / np.std(a - b, ddof=1))
 
@@ -49,14 +50,55 @@ def test_minimum_detectable_effect_has_80_percent_power_by_simulation():
     assert stats.minimum_detectable_effect(80, sd) < mde  # more seeds see smaller effects
 
 
-def test_tost_equivalence_iff_90_percent_interval_inside_margin():
+def test_tost_t_p_below_alpha_iff_90_percent_interval_inside_margin():
+    """The t version beside it keeps its law; equivalence is judged by the sign-flip TOST."""
     rng = np.random.default_rng(2)
     for shift in (0.0, 0.005, 0.02):
         a = rng.normal(0.9 + shift, 0.005, 20)
         b = rng.normal(0.9, 0.005, 20)
         r = stats.equivalence_test(a, b, 0.01)
         inside = -0.01 < r["tost_low"] and r["tost_high"] < 0.01
-        assert r["equivalent"] == inside
+        assert (r["p_tost_t"] < 0.05) == inside
+        assert r["equivalent"] == (r["p_tost"] < 0.05)
+        assert r["p_tost"] >= r["p_tost_floor"] == 2.0**-20
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(3, 12).flatmap(
+        lambda n: st.tuples(
+            st.integers(1, 2000).flatmap(
+                lambda rows: st.tuples(
+                    st.just(rows), st.lists(st.integers(0, rows - 1), min_size=n, max_size=n)
+                )
+            ),
+            st.sampled_from([1, -1]),
+        )
+    )
+)
+def test_one_row_gains_at_k_over_n_accuracies_get_exactly_the_sign_flip_p(case):
+    """A model that wins (or loses) by one test row on every seed: the differences are equal
+    only up to rounding, and the claim gets exactly p = 2 · 2⁻ⁿ, sd 0 and no mde_80."""
+    (rows, wins), sign = case
+    n = len(wins)
+    ahead = [(k + 1) / rows for k in wins]
+    behind = [k / rows for k in wins]
+    a, b = (ahead, behind) if sign > 0 else (behind, ahead)
+    r = stats.paired_difference(a, b)
+    assert r["p"] == 2.0 ** (1 - n) == r["p_floor"]
+    assert r["sd"] == 0.0 and r["ci_low"] == r["ci_high"] == r["effect"]
+    assert r["mde_80"] is None and r["mde_80_reason"] and r["d_z"] is None and r["p_t"] is None
+    tost = stats.equivalence_test(a, b, 2 / rows)  # inside the margin on every seed
+    assert tost["p_tost"] == 2.0**-n
+
+
+def test_the_review_example_cannot_decide_at_four_seeds():
+    """K = (30, 31, 33, 29) of 45 rows, one row ahead on each of four seeds."""
+    K = (30, 31, 33, 29)
+    a, b = [(k + 1) / 45 for k in K], [k / 45 for k in K]
+    r = stats.paired_difference(a, b)
+    assert r["p"] >= 0.125 and r["mde_80"] is None
+    assert stats.equivalence_test(a, b, 0.05)["p_tost"] >= 0.0625
 
 
 def test_holm_matches_the_step_down_definition():

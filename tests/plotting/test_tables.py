@@ -6,6 +6,7 @@ import re
 import pytest
 
 from curvlab.analysis.claims import EMPIRICAL_VERDICTS
+from curvlab.analysis.decidability import verdict_label
 from curvlab.analysis.empirical import analyse
 from curvlab.plotting import tables
 
@@ -202,7 +203,7 @@ def test_the_table_reads_real_claims_of_the_analysis():
     table = tables.claims_table(records).splitlines()
     assert len(table) == 2 + len(records)
     for record, row in zip(records, table[2:], strict=True):
-        assert f"**{record['verdict']}**" in row
+        assert f"**{verdict_label(record)}**" in row
         assert record["verdict"] in EMPIRICAL_VERDICTS
 
 

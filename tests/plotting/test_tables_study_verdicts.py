@@ -20,6 +20,7 @@ def _records(study, effect, low, high):
     raw = {spec.claim: 0.001 * (k + 1) for k, spec in enumerate(PLAN.claims)}
     family = PLAN.family()
     holm = dict(zip(family, stats.holm([raw[c] for c in family]), strict=True))
+    floors = dict(zip(family, stats.holm([2.0**-19] * len(family)), strict=True))
     records = []
     for spec in PLAN.claims:
         interval = (0.0, -spec.margin / 2, spec.margin / 2) if spec.margin else (effect, low, high)
@@ -27,7 +28,7 @@ def _records(study, effect, low, high):
             claim_schema_record(
                 spec, effect=interval[0], ci_low=interval[1], ci_high=interval[2],
                 p=raw[spec.claim], p_holm=holm.get(spec.claim), seeds=seeds, mde_80=0.2,
-                study=study,
+                study=study, p_floor=2.0**-19, p_floor_holm=floors.get(spec.claim),
             )
         )  # fmt: skip
     return records

@@ -50,15 +50,23 @@ def tiny(tmp_path_factory):
     return result, root / "out"
 
 
-def test_tiny_study_writes_a_finite_interval_around_every_effect(tiny):
+def test_tiny_study_writes_a_finite_interval_or_the_reason_for_none(tiny):
+    """Three seeds: the paired claims get t intervals, E3's seed-cluster bootstrap (10
+    distinct resamples) none, with the reason; no claim can be decided, and each says so."""
     result, out = tiny
     claims = json.loads((out / "claims.json").read_text())
     assert {c["claim"] for c in claims} >= {"E1", "E3"}
     assert len(claims) == 3  # E1, E2 or E2-linear, E3 for the one dataset
     for claim in claims:
-        numbers = [claim[k] for k in ("effect", "ci_low", "ci_high", "p")]
+        numbers = [claim[k] for k in ("effect", "p")]
+        if claim["claim"] == "E3":
+            assert claim["ci_low"] is None and "10 distinct" in claim["interval_reason"]
+        else:
+            numbers += [claim["ci_low"], claim["ci_high"]]
+            assert claim["ci_low"] <= claim["ci_high"]
         assert all(isinstance(v, float) and math.isfinite(v) for v in numbers), claim
-        assert claim["ci_low"] <= claim["ci_high"]
+        assert claim["verdict"] == "undecidable" and claim["seeds_needed"] > 3
+        assert claim["decision_limit"] and claim["family_size"] >= 1
         assert claim["label"] == "exploratory"
         assert claim["prediction"] == PREDICTIONS[claim["claim"]]
         assert verdict_follows(claim, alpha=ANALYSIS["alpha"])

@@ -16,7 +16,10 @@ Notation: runs i = 1..n, cells c(i) = (task, model) (or coarser groups g(i)), se
   :class:`numpy.random.Generator`), keep all runs of a drawn seed together (a seed drawn k
   times enters k times), recompute the cell means, ranks and r on the resample; the 1 − α
   interval is the percentile interval of the B resampled statistics.  Resamples where r is
-  undefined (no variation left) are dropped and counted (``bootstrap_undefined``).
+  undefined (no variation left) are dropped and counted (``bootstrap_undefined``).  S seeds
+  have only C(2S − 1, S) distinct resamples (35 at S = 4); below ⌈2/α⌉ of them
+  (:func:`curvlab.analysis.randomization.cluster_interval_allowed`: S <= 4 at α = 0.05) no
+  percentile interval is reported: its bounds are None and ``interval_reason`` says why.
 - **Permutation null that keeps model means** (:func:`permutation_null`): shuffle x within
   each task × model cell (so every cell keeps its values, hence its mean), recompute the
   statistic; p = (1 + #{T*_b at least as extreme as T}) / (1 + B), "extreme" by
@@ -40,6 +43,13 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 
 import numpy as np
+
+from curvlab.analysis.randomization import (
+    cluster_interval_allowed,
+    distinct_seed_resamples,
+    min_distinct_resamples,
+)
+from curvlab.analysis.synthetic import synthetic_runs
 
 __all__ = [
     "RUN_FIELDS",
@@ -176,8 +186,16 @@ def _observed(x, y, groups, *, rank: bool, what: str) -> float:
 
 
 def _seed_bootstrap(statistic, seeds: np.ndarray, resamples: int, seed: int, alpha: float):
-    """Percentile interval of ``statistic(weights)`` (weights (B, n) -> (B,)) over seed draws."""
+    """Percentile interval of ``statistic(weights)`` (weights (B, n) -> (B,)) over seed draws;
+    (None, None, 0, reason) where the seeds have too few distinct resamples for one."""
     n_seeds = int(seeds.max()) + 1
+    if not cluster_interval_allowed(n_seeds, alpha):
+        reason = (
+            f"no interval: {n_seeds} seeds give {distinct_seed_resamples(n_seeds)} distinct "
+            f"seed-cluster resamples, fewer than the {min_distinct_resamples(alpha)} a "
+            f"{1 - alpha:.0%} percentile interval needs"
+        )
+        return None, None, 0, reason
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(n_seeds, np.full(n_seeds, 1 / n_seeds), size=resamples)  # (B, S)
     values = statistic(counts[:, seeds].astype(float))  # (B,)
@@ -185,7 +203,7 @@ def _seed_bootstrap(statistic, seeds: np.ndarray, resamples: int, seed: int, alp
     if defined.size == 0:
         raise ValueError("runs: the statistic is undefined on every bootstrap resample")
     low, high = np.quantile(defined, [alpha / 2, 1 - alpha / 2])
-    return float(low), float(high), int(resamples - defined.size)
+    return float(low), float(high), int(resamples - defined.size), None
 
 
 def within_cell_correlation(
@@ -209,7 +227,8 @@ def within_cell_correlation(
     (module docstring).  ``tasks``/``models`` restrict the runs (None: all present).
 
     Returns n_runs, n_cells, n_seeds, pearson_r, pearson_ci_low, pearson_ci_high,
-    spearman_rho, spearman_ci_low, spearman_ci_high, bootstrap_undefined (resamples dropped).
+    spearman_rho, spearman_ci_low, spearman_ci_high, bootstrap_undefined (resamples dropped),
+    interval_reason (None; else why the intervals are None: too few seeds).
 
     >>> runs = synthetic_runs(n_seeds=12, within_slope=1.0, seed=1)
     >>> e3 = within_cell_correlation(runs, resamples=200)
@@ -227,10 +246,10 @@ def within_cell_correlation(
         stem = name.split("_")[0]
         record[name] = _observed(x, y, cells, rank=rank, what=f"the within-cell {stem}")
         statistic = partial(_association, x, y, cells, rank=rank)
-        low, high, dropped = _seed_bootstrap(statistic, table["seed"], **bootstrap)
+        low, high, dropped, reason = _seed_bootstrap(statistic, table["seed"], **bootstrap)
         record[f"{stem}_ci_low"], record[f"{stem}_ci_high"] = low, high
         undefined = max(undefined, dropped)
-    record["bootstrap_undefined"] = undefined
+    record["bootstrap_undefined"], record["interval_reason"] = undefined, reason
     return record
 
 
@@ -386,7 +405,7 @@ def paired_delta_regression(
     difference between the two models of one seed.
 
     Returns n_pairs, n_tasks, n_seeds, slope, slope_ci_low, slope_ci_high, r, p,
-    bootstrap_undefined.
+    bootstrap_undefined, interval_reason (as in :func:`within_cell_correlation`).
 
     >>> runs = synthetic_runs(n_seeds=12, within_slope=1.0, seed=1)
     >>> fit = paired_delta_regression(runs, gated="gated", ungated="ungated",
@@ -434,7 +453,7 @@ def paired_delta_regression(
     if not math.isfinite(slope):
         raise ValueError("runs: Δ log curvature does not vary within any task; no slope")
     r = _observed(dx, dy, task_groups, rank=False, what="the Δ–Δ correlation")
-    low, high, dropped = _seed_bootstrap(slopes, seed_codes, resamples, seed, alpha)
+    low, high, dropped, reason = _seed_bootstrap(slopes, seed_codes, resamples, seed, alpha)
     rng = np.random.default_rng(seed + 1)
     shuffled = _shuffled(dx, task_groups[0], permutations, rng)
     null = slopes(np.ones_like(shuffled), shuffled)
@@ -449,48 +468,5 @@ def paired_delta_regression(
         "r": r,
         "p": _permutation_p(slope, null, "two-sided"),
         "bootstrap_undefined": dropped,
+        "interval_reason": reason,
     }
-
-
-def synthetic_runs(
-    *,
-    n_seeds: int = 20,
-    tasks: Sequence[str] = ("xor", "circles"),
-    models: Sequence[str] = ("ungated", "gated", "ablation"),
-    model_shift: float = 1.0,
-    within_slope: float = 0.0,
-    seed_sd: float = 0.0,
-    depth: int = 1,
-    seed: int = 0,
-) -> list[dict]:
-    """Run records with a known answer: the model confound without a within-cell association.
-
-    For model m (index k = 0, 1, ...), task t and seed s, with independent standard normals
-    u, e (and a shared seed effect b_s ~ N(0, ``seed_sd``²), the same for every run of s)::
-
-        log_curvature = k · model_shift + u + b_s
-        test_accuracy = k · model_shift + within_slope · u + e + b_s
-
-    so the model means of both rise together (the confound), while within a (task, model)
-    cell the slope of accuracy on curvature is ``within_slope`` (plus the seed effect, which
-    both share).  ``within_slope=0`` and ``seed_sd=0``: independent within every cell.
-
-    >>> runs = synthetic_runs(n_seeds=2)
-    >>> len(runs), sorted(runs[0])
-    (12, ['depth', 'log_curvature_total_abs', 'model', 'seed', 'task', 'test_accuracy'])
-    """
-    _check_count("n_seeds", n_seeds, 1)
-    rng = np.random.default_rng(seed)
-    seed_effect = rng.normal(0.0, seed_sd, n_seeds) if seed_sd > 0 else np.zeros(n_seeds)
-    runs = []
-    for task in tasks:
-        for k, model in enumerate(models):
-            u, e = rng.normal(size=(2, n_seeds))
-            x = k * model_shift + u + seed_effect
-            y = k * model_shift + within_slope * u + e + seed_effect
-            cell = {"task": task, "model": model, "depth": depth}
-            runs += [
-                {**cell, "seed": s, "log_curvature_total_abs": a, "test_accuracy": b}
-                for s, (a, b) in enumerate(zip(x.tolist(), y.tolist(), strict=True))
-            ]
-    return runs

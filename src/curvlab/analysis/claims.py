@@ -13,8 +13,8 @@ Two kinds of claim, two sets of verdicts, both defined here and nowhere else:
       (no test possible)     "unverified"        only by passing ``testable=False``
 
 - an **empirical** claim (E1 to E3) is decided by an interval over seeds
-  (:data:`EMPIRICAL_VERDICTS`: supported, contradicted, inconclusive), by the rules of
-  :mod:`curvlab.analysis.stats`.
+  (:data:`EMPIRICAL_VERDICTS`: supported, contradicted, inconclusive; undecidable where its
+  seeds cannot decide), by the rules of :mod:`curvlab.analysis.stats`.
 
 So a change in the numbers changes the verdict.
 """
@@ -33,9 +33,12 @@ __all__ = [
 GEOMETRIC_VERDICTS: tuple[str, ...] = ("reproduced", "partly", "not reproduced", "unverified")
 """The verdicts of a geometric claim (T1 to T5), strongest first."""
 
-EMPIRICAL_VERDICTS: tuple[str, ...] = ("supported", "contradicted", "inconclusive")
+EMPIRICAL_VERDICTS: tuple[str, ...] = ("supported", "contradicted", "inconclusive", "undecidable")
 """The verdicts of an empirical claim (E1 to E3), by the interval rules of
-:mod:`curvlab.analysis.stats`."""
+:mod:`curvlab.analysis.stats`: "inconclusive" when the data could have decided and did not,
+"undecidable" when the seeds could not decide whatever the data (the smallest p the claim's
+test can reach at its seeds, Holm-adjusted over its family, is not below α, or the seeds give
+no valid interval: :mod:`curvlab.analysis.decidability`)."""
 
 
 def verdict(checks: Mapping[str, bool], *, testable: bool = True) -> str:

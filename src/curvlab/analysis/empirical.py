@@ -6,9 +6,13 @@ are analysed by the same function (:func:`claims`), each record in the schema of
 :mod:`curvlab.analysis.schema`.  The seed is the independent unit: for a paired claim over a
 stratum of tasks, each seed contributes the mean over those tasks of the matched difference
 (model − baseline), on the log scale for curvature (∫|K| dA and ρ are heavy-tailed and
-positive).  Directional claims use the paired t interval, ``p`` its own p and ``p_holm`` the
+positive).  Directional claims use the paired t interval, ``p`` the exact sign-flip p
+(:mod:`curvlab.analysis.randomization`; the t-test's p beside it, ``p_t``) and ``p_holm`` the
 Holm adjustment over the claim's family; equivalence claims use TOST against the plan's margin
-(``ci_low``/``ci_high`` the 90% TOST interval, ``p`` the TOST p).  E3 (curvature against
+(``ci_low``/``ci_high`` the 90% TOST interval, ``p`` the sign-flip TOST p).  Every record
+carries its family's decidability (:mod:`curvlab.analysis.decidability`: ``p_floor``,
+``p_floor_holm``, ``decidable``, ``seeds_needed``, ``family_size``, ``decision_limit``); a
+claim whose seeds cannot reach α is "undecidable".  E3 (curvature against
 accuracy) is tested within task × model (:mod:`curvlab.analysis.association`): its effect the
 within-cell Pearson r, its interval a seed-cluster bootstrap, its raw p a permutation null that
 keeps every cell's values; the within-cell Spearman ρ, the paired Δ–Δ slope (gated − ungated)
@@ -25,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from curvlab.analysis import association, stats
+from curvlab.analysis import association, decidability, stats
 from curvlab.analysis.plan import PLAN, AnalysisPlan, ClaimSpec
 from curvlab.analysis.schema import CLAIM_RECORD_FIELDS, claim_schema_record
 from curvlab.models.attention import VARIANTS
@@ -74,6 +78,10 @@ SENSITIVITY_FIELDS: tuple[str, ...] = (
     "p",
     "p_holm",
     "n_seeds",
+    "p_floor",
+    "p_floor_holm",
+    "decidable",
+    "seeds_needed",
     "verdict",
 )
 """The fields of a claim recomputed on converged runs only, stored as ``converged_<field>``
@@ -82,7 +90,8 @@ SENSITIVITY_FIELDS: tuple[str, ...] = (
 
 def converged_only(record: dict) -> dict:
     """The claim ``record`` as recomputed on converged runs alone: each field of
-    :data:`SENSITIVITY_FIELDS` replaced by its ``converged_<field>`` value (the rest kept, so
+    :data:`SENSITIVITY_FIELDS` replaced by its ``converged_<field>`` value where the record
+    has one (the rest kept, so
     that :func:`curvlab.analysis.stats.verdict_follows` judges it by the same rule).
 
     >>> record = {"claim": "E1", "margin": None, "effect": 0.3, "verdict": "supported",
@@ -94,7 +103,10 @@ def converged_only(record: dict) -> dict:
     >>> alone["claim"], alone["effect"], alone["n_seeds"], alone["verdict"]
     ('E1', 0.2, 12, 'inconclusive')
     """
-    return {**record, **{k: record[f"converged_{k}"] for k in SENSITIVITY_FIELDS}}
+    return {
+        **record,
+        **{k: record[f"converged_{k}"] for k in SENSITIVITY_FIELDS if f"converged_{k}" in record},
+    }
 
 
 def _index(runs: Iterable[dict], measure: str) -> dict:
@@ -130,10 +142,13 @@ def _unconverged(runs, models, tasks, depth) -> int:
     )
 
 
-def _bootstrap_mde(low: float, high: float, alpha: float) -> float:
-    """mde₈₀ from a 1 − α interval read as ± z·se: (z_{1−α/2} + z_{0.8}) · se."""
+def _bootstrap_mde(low: float | None, high: float | None, alpha: float) -> float | None:
+    """mde₈₀ from a 1 − α interval read as ± z·se: (z_{1−α/2} + z_{0.8}) · se (None without
+    an interval)."""
     from scipy.stats import norm
 
+    if low is None or high is None:
+        return None
     z = norm.ppf(1 - alpha / 2)
     return float((z + norm.ppf(0.8)) * (high - low) / (2 * z))
 
@@ -244,6 +259,8 @@ def _estimate(spec: ClaimSpec, runs, tasks, depth, settings: dict) -> dict | Non
         return {
             "effect": test["effect"], "ci_low": low, "ci_high": high, "p": p, "seeds": seeds,
             "mde_80": test["mde_80"], "ci_level": level, "d_z": test["d_z"],
+            "test": "sign_flip_tost" if spec.estimator == "paired_tost" else "sign_flip",
+            "p_t": test["p_tost_t"] if spec.estimator == "paired_tost" else test["p_t"],
         }  # fmt: skip
     stratum = [r for r in runs if r["task"] in tasks]
     try:
@@ -255,6 +272,7 @@ def _estimate(spec: ClaimSpec, runs, tasks, depth, settings: dict) -> dict | Non
                 "effect": within["pearson_r"], "ci_low": low, "ci_high": high,
                 "p": corr["within_cell_null"]["p"], "seeds": _seeds_of(stratum, tasks, depth),
                 "mde_80": _bootstrap_mde(low, high, alpha), "ci_level": 1 - alpha, "d_z": None,
+                "test": "permutation", "interval_reason": within["interval_reason"],
                 **_e3_extras(corr),
             }  # fmt: skip
         fit = association.paired_delta_regression(
@@ -269,7 +287,8 @@ def _estimate(spec: ClaimSpec, runs, tasks, depth, settings: dict) -> dict | Non
         "effect": fit["slope"], "ci_low": low, "ci_high": high, "p": fit["p"],
         "seeds": _seeds_of(stratum, tasks, depth, (spec.model, spec.baseline)),
         "mde_80": _bootstrap_mde(low, high, alpha), "ci_level": 1 - alpha, "d_z": None,
-        "delta_r": fit["r"], "n_pairs": fit["n_pairs"],
+        "delta_r": fit["r"], "n_pairs": fit["n_pairs"], "test": "permutation",
+        "interval_reason": fit["interval_reason"],
     }  # fmt: skip
 
 
@@ -303,13 +322,30 @@ def claims(
     for members in families.values():
         for index, p in zip(members, stats.holm([drafts[i][2]["p"] for i in members]), strict=True):
             adjusted[index] = p
+    decidable = decidability.family_decidability(
+        [
+            {
+                "test": estimate["test"],
+                "n_seeds": len(estimate["seeds"]),
+                "family": spec.holm_family,
+                "permutations": settings["permutations"],
+                "cluster_interval": estimate["test"] == "permutation",
+            }
+            for spec, _, estimate in drafts
+        ],
+        alpha=settings["alpha"],
+    )
     records = []
     for index, (spec, tasks, estimate) in enumerate(drafts):
+        floors = decidable[index]
         head = claim_schema_record(
             spec,
             **{k: estimate[k] for k in ("effect", "ci_low", "ci_high", "p", "seeds", "mde_80")},
             p_holm=adjusted.get(index),
             study=study,
+            p_floor=floors["p_floor"],
+            p_floor_holm=floors["p_floor_holm"],
+            seeds_needed=floors["seeds_needed"],
             alpha=settings["alpha"],
         )
         models = tuple(m for m in (spec.model, spec.baseline) if m is not None) or VARIANTS
@@ -323,6 +359,8 @@ def claims(
                 "tasks": tasks,
                 "depth": depth,
                 "unconverged_runs": _unconverged(runs, models, tasks, depth),
+                "family_size": floors["family_size"],
+                "decision_limit": floors["decision_limit"],
             }
             | extra
         )

@@ -18,6 +18,12 @@ Conventions:
   "greater" when the association is positive;
 - ``holm_family`` names the family over which p is Holm-adjusted; None: a secondary claim,
   reported unadjusted and not counted in the family.
+
+History of the decision rule (analysis-layer changes apply to every version and both studies;
+a frozen plan's content and hash are unchanged by them).  Paired p are exact sign-flip p
+(:mod:`curvlab.analysis.randomization`), TOST two one-sided sign-flip tests, ties judged with
+a tolerance; a claim whose test's floor, Holm-adjusted, is not below α, or without a valid
+seed-cluster interval, is "undecidable" (:mod:`curvlab.analysis.decidability`).
 """
 
 from __future__ import annotations
@@ -52,8 +58,10 @@ DIRECTIONS: tuple[str, ...] = ("greater", "less", "equivalent")
 """What a claim asserts of its effect: > 0, < 0, or inside (−margin, margin)."""
 
 ESTIMATORS: dict[str, str] = {
-    "paired_mean": "per-seed mean over the stratum of model − baseline, paired t interval",
-    "paired_tost": "the same differences, TOST against the plan's margin (90% interval)",
+    "paired_mean": "per-seed mean over the stratum of model − baseline, paired t interval, "
+    "exact sign-flip p",
+    "paired_tost": "the same differences, TOST against the plan's margin (90% interval), "
+    "one-sided sign-flip tests",
     "within_cell_r": "r within every task × model cell, seed-cluster bootstrap, permutation p",
     "delta_delta_slope": "Δaccuracy on Δlog curvature, task fixed effects, seed bootstrap",
 }

@@ -12,7 +12,16 @@ has exactly the fields of :data:`CLAIM_RECORD_FIELDS` (more may follow)::
     n_seeds, seeds                          how many seeds, and which (distinct integers)
     mde_80                                  the effect detectable with 80% power (or None)
     margin                                  the equivalence margin; None otherwise
-    verdict                                 supported / contradicted / inconclusive
+    p_floor                                 the smallest p the claim's test can reach at its
+                                            seeds (:mod:`curvlab.analysis.decidability`)
+    p_floor_holm                            Holm's adjustment of the family's floors; None
+                                            for a secondary claim
+    decidable                               p_floor_holm (else p_floor) < α, and an interval
+                                            exists (ci_low, ci_high None only when not)
+    seeds_needed                            the seeds that would make it decidable; None
+                                            when it is (or none would)
+    verdict                                 supported / contradicted / inconclusive /
+                                            undecidable (exactly when not decidable)
     study                                   "exploratory" or "confirmatory"
 
 The verdict must be the one the record's own numbers give by the rules of
@@ -53,6 +62,10 @@ CLAIM_RECORD_FIELDS: tuple[str, ...] = (
     "seeds",
     "mde_80",
     "margin",
+    "p_floor",
+    "p_floor_holm",
+    "decidable",
+    "seeds_needed",
     "verdict",
     "study",
 )
@@ -77,15 +90,45 @@ def _probability(where: str, name: str, value, *, optional: bool = False) -> Non
         raise ValueError(f"{where}: {name} must be a probability in [0, 1], got {value!r}")
 
 
+def _check_floors(where: str, record: Mapping, alpha: float) -> None:
+    _probability(where, "p_floor", record["p_floor"])
+    _probability(where, "p_floor_holm", record["p_floor_holm"], optional=True)
+    if (record["p_floor_holm"] is None) != (record["p_holm"] is None):
+        raise ValueError(f"{where}: p_floor_holm must be None exactly where p_holm is")
+    floor = record["p_floor_holm"] if record["p_floor_holm"] is not None else record["p_floor"]
+    judged_p = record["p_holm"] if record["p_holm"] is not None else record["p"]
+    if judged_p < floor - 1e-12:
+        raise ValueError(f"{where}: p {judged_p} is below the floor {floor} its test can reach")
+    if floor >= alpha and record["decidable"]:
+        raise ValueError(f"{where}: decidable must be False: the floor {floor} is not below α")
+    if record["ci_low"] is None and record["decidable"]:
+        raise ValueError(f"{where}: decidable must be False: the claim has no interval")
+    needed = record["seeds_needed"]
+    if needed is not None and (isinstance(needed, bool) or not isinstance(needed, int)):
+        raise ValueError(f"{where}: seeds_needed must be an integer or None, got {needed!r}")
+    if record["decidable"] and needed is not None:
+        raise ValueError(f"{where}: seeds_needed must be None for a decidable claim")
+    if not record["decidable"] and record["verdict"] != "undecidable":
+        raise ValueError(f"{where}: decidable is False, so the verdict must be 'undecidable'")
+
+
 def validate_claim_record(record: Mapping, *, alpha: float = 0.05) -> None:
     """Refuse a record that breaks the schema (module docstring); return None when it holds.
 
     >>> record = {"claim": "E2", "statement": "gated is more accurate", "stratum": "hard",
     ...           "estimator": "paired_mean", "effect": 0.03, "ci_low": 0.01, "ci_high": 0.05,
-    ...           "p": 0.004, "p_holm": 0.02, "n_seeds": 3, "seeds": [0, 1, 2],
-    ...           "mde_80": 0.02, "margin": None, "verdict": "supported", "study": "exploratory"}
+    ...           "p": 0.25, "p_holm": 1.0, "n_seeds": 3, "seeds": [0, 1, 2],
+    ...           "mde_80": 0.02, "margin": None, "p_floor": 0.25, "p_floor_holm": 1.0,
+    ...           "decidable": False, "seeds_needed": 9, "verdict": "undecidable",
+    ...           "study": "exploratory"}
     >>> validate_claim_record(record)
-    >>> validate_claim_record({**record, "p_holm": 0.2})
+    >>> validate_claim_record({**record, "verdict": "inconclusive"})
+    Traceback (most recent call last):
+    ...
+    ValueError: E2 (exploratory): decidable is False, so the verdict must be 'undecidable'
+    >>> validate_claim_record({**record, "n_seeds": 20, "seeds": list(range(20)), "p": 0.004,
+    ...     "p_holm": 0.2, "p_floor": 2e-6, "p_floor_holm": 1e-5, "decidable": True,
+    ...     "seeds_needed": None, "verdict": "supported"})
     Traceback (most recent call last):
     ...
     ValueError: E2 (exploratory): verdict 'supported' does not follow from its interval and p = 0.2
@@ -105,10 +148,16 @@ def validate_claim_record(record: Mapping, *, alpha: float = 0.05) -> None:
         raise ValueError(f"{where}: study must be one of {STUDIES}, got {record['study']!r}")
     if record["verdict"] not in EMPIRICAL_VERDICTS:
         raise ValueError(f"{where}: verdict must be one of {EMPIRICAL_VERDICTS}")
-    for name in ("effect", "ci_low", "ci_high"):
-        _number(where, name, record[name])
-    if not record["ci_low"] <= record["ci_high"]:  # a percentile interval may miss the effect
-        raise ValueError(f"{where}: ci_low <= ci_high must hold")
+    _number(where, "effect", record["effect"])
+    if not isinstance(record["decidable"], bool):
+        raise ValueError(f"{where}: decidable must be a bool, got {record['decidable']!r}")
+    interval = record["ci_low"] is not None or record["ci_high"] is not None
+    if interval or record["decidable"]:
+        for name in ("ci_low", "ci_high"):
+            _number(where, name, record[name])
+        if not record["ci_low"] <= record["ci_high"]:  # a percentile interval may miss the effect
+            raise ValueError(f"{where}: ci_low <= ci_high must hold")
+    _check_floors(where, record, alpha)
     _probability(where, "p", record["p"])
     _probability(where, "p_holm", record["p_holm"], optional=True)
     if record["p_holm"] is not None and record["p_holm"] < record["p"] - 1e-12:  # Holm rounds
@@ -146,31 +195,40 @@ def claim_schema_record(
     seeds: Sequence[int],
     mde_80: float | None,
     study: str,
+    p_floor: float,
+    p_floor_holm: float | None,
+    seeds_needed: int | None = None,
     alpha: float = 0.05,
 ) -> dict:
     """The record of claim ``spec`` in ``study``, its verdict derived by the rule, validated.
 
     The verdict is :func:`curvlab.analysis.stats.equivalence_verdict` for a claim with a
     margin, else :func:`curvlab.analysis.stats.directional_verdict`, on ``p_holm`` (or ``p``
-    for a secondary claim, ``p_holm`` None).
+    for a secondary claim, ``p_holm`` None); "undecidable" where the claim is not decidable:
+    ``p_floor_holm`` (else ``p_floor``) not below α, or no interval (``ci_low`` None).  The
+    floors and ``seeds_needed`` are those of
+    :func:`curvlab.analysis.decidability.family_decidability`.
 
     >>> from curvlab.analysis.plan import PLAN
     >>> spec = PLAN.claims[0]
     >>> row = claim_schema_record(spec, effect=0.4, ci_low=0.1, ci_high=0.7, p=0.01,
-    ...                           p_holm=0.04, seeds=[0, 1, 2, 3], mde_80=0.3,
-    ...                           study="exploratory")
+    ...                           p_holm=0.04, seeds=list(range(12)), mde_80=0.3,
+    ...                           study="exploratory", p_floor=2**-11, p_floor_holm=0.01)
     >>> row["claim"], row["verdict"], row["n_seeds"], list(row) == list(CLAIM_RECORD_FIELDS)
-    ('E1-sheet', 'supported', 4, True)
+    ('E1-sheet', 'supported', 12, True)
     """
     if not isinstance(spec, ClaimSpec):
         raise ValueError(f"spec: expected a ClaimSpec, got {type(spec).__name__}")
     if (p_holm is None) != (spec.holm_family is None):
         raise ValueError(f"p_holm: {spec.claim} is {'not ' if spec.holm_family else ''}in a family")
     judged = p_holm if p_holm is not None else p
+    floor = p_floor_holm if p_floor_holm is not None else p_floor
+    decidable = floor < alpha and ci_low is not None and ci_high is not None
+    options = {"alpha": alpha, "decidable": decidable}
     if spec.margin is not None:
-        verdict = stats.equivalence_verdict(judged, ci_low, ci_high, spec.margin, alpha=alpha)
+        verdict = stats.equivalence_verdict(judged, ci_low, ci_high, spec.margin, **options)
     else:
-        verdict = stats.directional_verdict(ci_low, ci_high, judged, alpha=alpha)
+        verdict = stats.directional_verdict(ci_low, ci_high, judged, **options)
     record = {
         "claim": spec.claim,
         "statement": spec.statement,
@@ -185,6 +243,10 @@ def claim_schema_record(
         "seeds": list(seeds),
         "mde_80": mde_80,
         "margin": spec.margin,
+        "p_floor": p_floor,
+        "p_floor_holm": p_floor_holm,
+        "decidable": decidable,
+        "seeds_needed": None if decidable else seeds_needed,
         "verdict": verdict,
         "study": study,
     }
@@ -199,7 +261,8 @@ def validate_claims_document(document: Mapping, *, plan: AnalysisPlan | None = N
     each valid by :func:`validate_claim_record`, each (claim, study) once).  With ``plan``: the
     hash is the plan's, every record's claim is one of the plan's with its stratum, estimator
     and margin, α is the plan's, confirmatory seeds are none of the exploratory ones, and
-    within each study ``p_holm`` is Holm's adjustment of ``p`` over the family's claims.
+    within each study ``p_holm`` is Holm's adjustment of ``p`` over the family's claims and
+    ``p_floor_holm`` that of ``p_floor`` (the family's decidability).
 
     >>> from curvlab.analysis.plan import PLAN, plan_sha256
     >>> validate_claims_document({"plan_sha256": plan_sha256(PLAN)[:8], "claims": []})
@@ -253,10 +316,12 @@ def _check_against_plan(digest: str, records: list, plan: AnalysisPlan) -> None:
             if record["study"] == study and family is not None:
                 families.setdefault(family, []).append(record)
         for family, members in families.items():
-            adjusted = stats.holm([r["p"] for r in members])
-            for record, expected in zip(members, adjusted, strict=True):
-                if not math.isclose(record["p_holm"], expected, rel_tol=1e-9, abs_tol=1e-12):
-                    raise ValueError(
-                        f"{record['claim']} ({study}): p_holm {record['p_holm']} is not Holm's "
-                        f"adjustment over the {family!r} family ({expected})"
-                    )
+            for field in ("p", "p_floor"):
+                adjusted = stats.holm([r[field] for r in members])
+                for record, expected in zip(members, adjusted, strict=True):
+                    got = record[f"{field}_holm" if field == "p" else "p_floor_holm"]
+                    if not math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12):
+                        raise ValueError(
+                            f"{record['claim']} ({study}): {field}'s Holm value {got} is not "
+                            f"Holm's adjustment over the {family!r} family ({expected})"
+                        )

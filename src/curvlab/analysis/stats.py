@@ -4,12 +4,14 @@ The independent unit is the seed: a comparison of model A with baseline B pairs 
 one seed, d_s = m_A(s) − m_B(s), s = 1..n.  Everything here rests on ``scipy.stats``.
 
 - :func:`paired_difference`  mean d̄, sample sd s_d, the 95% t interval
-  d̄ ± t_{0.975, n−1} s_d/√n, the paired t-test p, the Wilcoxon signed-rank p, Cohen's
-  d_z = d̄ / s_d, and the minimum detectable effect at 80% power (:func:`minimum_detectable_effect`).
+  d̄ ± t_{0.975, n−1} s_d/√n, the exact sign-flip p (the verdict's p,
+  :mod:`curvlab.analysis.randomization`) beside the paired t-test p, the Wilcoxon signed-rank
+  p, Cohen's d_z = d̄ / s_d, and the minimum detectable effect at 80% power
+  (:func:`minimum_detectable_effect`); ties judged with a tolerance relative to the data.
 - :func:`required_seeds`  the fewest seeds for 80% power at a given effect and sd.
-- :func:`equivalence_test`  two one-sided paired t-tests (TOST) against a margin Δ fixed in
-  advance: p = max(p₋, p₊) for H₀: d̄ ≤ −Δ and H₀: d̄ ≥ +Δ; equivalent when p < α, i.e. when
-  the 90% interval lies inside (−Δ, Δ).
+- :func:`equivalence_test`  two one-sided paired tests (TOST) against a margin Δ fixed in
+  advance: p = max(p₋, p₊) for H₀: d̄ ≤ −Δ and H₀: d̄ ≥ +Δ, each a one-sided sign-flip test
+  (the t-tests' p beside it); equivalent when p < α.
 - :func:`holm`  Holm's step-down adjustment of a family of p-values.
 - :func:`directional_verdict`, :func:`equivalence_verdict`  the verdict rules (the verdicts
   themselves are :data:`curvlab.analysis.claims.EMPIRICAL_VERDICTS`), and
@@ -24,6 +26,9 @@ over the family of claims tested together::
     supported      ci_low > 0 and p < α
     contradicted   ci_high < 0 and p < α
     inconclusive   otherwise (reported with mde_80, the smallest effect the study could see)
+
+A claim whose seeds cannot reach α (the floor of its test, Holm-adjusted over its family, at
+least α: :mod:`curvlab.analysis.decidability`) is ``undecidable`` whatever its numbers.
 
 For a "no advantage" claim (equivalence within ±Δ)::
 
@@ -40,6 +45,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy import optimize, stats
 
+from curvlab.analysis import randomization
 from curvlab.analysis.claims import EMPIRICAL_VERDICTS
 
 __all__ = [
@@ -146,80 +152,113 @@ def required_seeds(
     return high
 
 
-def paired_difference(a, b, *, alpha: float = 0.05) -> dict:
-    """Paired comparison of samples ``a`` and ``b`` (a[i] and b[i] from the same seed).
-
-    Returns n, effect (mean of d = a − b), sd, ci_low/ci_high (the 1 − α t interval), p (paired
-    t-test, two-sided), p_wilcoxon (signed-rank, two-sided; None when every d is 0), d_z and
-    mde_80.
-
-    Where every d is the same number c the t statistic is undefined (sd = 0): the interval is
-    the point c, and p is the exact two-sided sign-flip p (the null keeps each |dᵢ| and flips
-    its sign with probability ½): 1 when c = 0, else 2 · 2⁻ⁿ, the two of the 2ⁿ sign patterns
-    whose mean is as far from 0 as c.  Five equal seeds give p = 0.0625, never 0.
-
-    >>> paired_difference([1, 1, 1, 1, 1], [0, 0, 0, 0, 0])["p"]
-    0.0625
-
-    >>> r = paired_difference([1.2, 1.0, 1.5, 1.3], [1.0, 0.9, 1.1, 1.0])
-    >>> round(r["effect"], 3), r["ci_low"] > 0, r["n"]
-    (0.25, True, 4)
-    """
+def _differences(a, b, alpha) -> tuple[np.ndarray, float, float]:
     a, b = _sample("a", a), _sample("b", b)
     if a.shape != b.shape:
         raise ValueError(f"a, b: expected paired samples of equal length, got {a.size}, {b.size}")
-    alpha = _check_alpha(alpha)
-    d = a - b
-    n, mean, sd = d.size, float(d.mean()), float(d.std(ddof=1))
-    if sd == 0:
+    return a - b, _check_alpha(alpha), randomization.tie_tolerance(a, b)
+
+
+def paired_difference(a, b, *, alpha: float = 0.05) -> dict:
+    """Paired comparison of samples ``a`` and ``b`` (a[i] and b[i] from the same seed).
+
+    Returns n, effect (mean of d = a − b), sd, ci_low/ci_high (the 1 − α t interval
+    d̄ ± t_{1−α/2, n−1} s_d/√n), p (the sign-flip p, two-sided, of
+    :func:`curvlab.analysis.randomization.sign_flip_test`: exact over all 2ⁿ sign patterns up
+    to 40 seeds, Monte Carlo above), p_method, p_floor (the smallest p n seeds allow,
+    2 · 2⁻ⁿ), p_t (the paired t-test p, beside it), p_wilcoxon (signed-rank; None when every
+    d is 0 up to rounding), d_z, mde_80 and mde_80_reason.  The verdicts are taken from p, the
+    test valid at any n; the t interval is the claim's interval.
+
+    Ties are judged with τ = :func:`curvlab.analysis.randomization.tie_tolerance` (a, b), never
+    by float equality.  Where every d is the same number c up to τ (the spread of d is 0 up to
+    rounding), sd is 0, the interval is the point c, p_t, d_z and mde_80 are None (the t
+    statistic is undefined), and p is 1 when c = 0 up to τ, else 2 · 2⁻ⁿ.
+
+    >>> paired_difference([1, 1, 1, 1, 1], [0, 0, 0, 0, 0])["p"]
+    0.0625
+    >>> K = (30, 31, 33, 29)
+    >>> r = paired_difference([(k + 1) / 45 for k in K], [k / 45 for k in K])
+    >>> r["p"], r["sd"], r["mde_80"], r["p_t"]
+    (0.125, 0.0, None, None)
+
+    >>> r = paired_difference([1.2, 1.0, 1.5, 1.3], [1.0, 0.9, 1.1, 1.0])
+    >>> round(r["effect"], 3), r["ci_low"] > 0, r["n"], r["p"]
+    (0.25, True, 4, 0.125)
+    """
+    d, alpha, tolerance = _differences(a, b, alpha)
+    n, mean = d.size, float(d.mean())
+    flip = randomization.sign_flip_test(d, tolerance=tolerance)
+    tied = float(np.ptp(d)) <= tolerance
+    sd = 0.0 if tied else float(d.std(ddof=1))
+    if tied:
         low = high = mean
-        p = 1.0 if mean == 0 else 2.0 ** (1 - n)
+        p_t = None
     else:
         half = stats.t.ppf(1 - alpha / 2, n - 1) * sd / math.sqrt(n)
         low, high = mean - half, mean + half
-        p = float(stats.ttest_1samp(d, 0.0).pvalue)
-    p_wilcoxon = None if not d.any() else float(stats.wilcoxon(d).pvalue)
+        p_t = float(stats.ttest_1samp(d, 0.0).pvalue)
+    nonzero = np.where(np.abs(d) <= tolerance, 0.0, d)
+    p_wilcoxon = float(stats.wilcoxon(nonzero).pvalue) if nonzero.any() else None
     return {
         "n": int(n),
         "effect": mean,
         "sd": sd,
         "ci_low": float(low),
         "ci_high": float(high),
-        "p": p,
+        "p": flip["p"],
+        "p_method": f"sign-flip, two-sided, {flip['method']} over {flip['patterns']} patterns",
+        "p_floor": flip["floor"],
+        "p_t": p_t,
         "p_wilcoxon": p_wilcoxon,
-        "d_z": (mean / sd) if sd > 0 else None,
-        "mde_80": minimum_detectable_effect(int(n), sd, alpha=alpha),
+        "d_z": None if tied else mean / sd,
+        "mde_80": None if tied else minimum_detectable_effect(int(n), sd, alpha=alpha),
+        "mde_80_reason": "the differences do not vary (spread 0 up to rounding)" if tied else None,
     }
 
 
 def equivalence_test(a, b, margin: float, *, alpha: float = 0.05) -> dict:
-    """TOST of |mean(a − b)| < ``margin`` (paired): p = max of the two one-sided t-test p.
+    """TOST of |mean(a − b)| < ``margin`` (paired), each one-sided test a sign-flip test.
 
-    Returns the :func:`paired_difference` record plus ``margin``, ``p_tost``, the 1 − 2α
-    interval (``tost_low``, ``tost_high``) and ``equivalent`` (p_tost < α).
+    p_tost = max(p₋, p₊): p₋ the one-sided sign-flip p of d + Δ against "greater" (H₀: the
+    differences centre at or below −Δ), p₊ that of d − Δ against "less"
+    (:func:`curvlab.analysis.randomization.sign_flip_test`, exact up to 40 seeds); its floor
+    is 2⁻ⁿ (``p_tost_floor``).  Returns the :func:`paired_difference` record plus ``margin``,
+    ``p_tost``, ``p_tost_floor``, ``p_tost_t`` (the two one-sided t-tests' p, beside it; None
+    where sd is 0 up to rounding), the 1 − 2α t interval (``tost_low``, ``tost_high``; the
+    point d̄ where sd is 0) and ``equivalent`` (p_tost < α).
 
-    >>> r = equivalence_test([0.90, 0.91, 0.90, 0.92], [0.90, 0.90, 0.91, 0.91], 0.02)
-    >>> r["equivalent"], r["p_tost"] < 0.05
-    (True, True)
+    >>> r = equivalence_test([0.90, 0.91, 0.90, 0.92, 0.91, 0.90], [0.90, 0.90, 0.91, 0.91,
+    ...                      0.91, 0.905], 0.02)
+    >>> r["equivalent"], r["p_tost"], r["p_tost_floor"]
+    (True, 0.015625, 0.015625)
     """
     if not (isinstance(margin, int | float) and math.isfinite(margin) and margin > 0):
         raise ValueError(f"margin: expected a finite number > 0, got {margin!r}")
     record = paired_difference(a, b, alpha=alpha)
-    d = _sample("a", a) - _sample("b", b)
+    d, alpha, _ = _differences(a, b, alpha)
+    tolerance = randomization.tie_tolerance(_sample("a", a), _sample("b", b), [margin])
     n, sd = record["n"], record["sd"]
+    lower = randomization.sign_flip_test(
+        d, null=-margin, alternative="greater", tolerance=tolerance
+    )
+    upper = randomization.sign_flip_test(d, null=margin, alternative="less", tolerance=tolerance)
+    p_tost = max(lower["p"], upper["p"])
     if sd == 0:
-        p_tost = 0.0 if abs(record["effect"]) < margin else 1.0
+        p_tost_t = None
         low = high = record["effect"]
     else:
         p_lower = stats.ttest_1samp(d, -margin, alternative="greater").pvalue
         p_upper = stats.ttest_1samp(d, margin, alternative="less").pvalue
-        p_tost = float(max(p_lower, p_upper))
+        p_tost_t = float(max(p_lower, p_upper))
         half = stats.t.ppf(1 - alpha, n - 1) * sd / math.sqrt(n)
         low, high = record["effect"] - half, record["effect"] + half
     return {
         **record,
         "margin": float(margin),
         "p_tost": p_tost,
+        "p_tost_floor": lower["floor"],
+        "p_tost_t": p_tost_t,
         "tost_low": float(low),
         "tost_high": float(high),
         "equivalent": bool(p_tost < alpha),
@@ -247,14 +286,22 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return [round(float(v), 15) for v in adjusted]
 
 
-def directional_verdict(ci_low: float, ci_high: float, p: float, *, alpha: float = 0.05) -> str:
-    """The verdict of "effect > 0" from its interval and its (adjusted) p (module docstring).
+def directional_verdict(
+    ci_low, ci_high, p: float, *, alpha: float = 0.05, decidable: bool = True
+) -> str:
+    """The verdict of "effect > 0" from its interval and its (adjusted) p (module docstring);
+    "undecidable" when ``decidable`` is False (the seeds cannot reach α, or give no interval:
+    :mod:`curvlab.analysis.decidability`), whatever the numbers; the interval may then be None.
 
     >>> directional_verdict(0.1, 0.5, 0.001), directional_verdict(-0.1, 0.5, 0.3)
     ('supported', 'inconclusive')
+    >>> directional_verdict(None, None, 0.5, decidable=False)
+    'undecidable'
     """
     alpha = _check_alpha(alpha)
-    if not ci_low <= ci_high:
+    if not decidable:
+        return "undecidable"
+    if ci_low is None or ci_high is None or not ci_low <= ci_high:
         raise ValueError(f"ci_low, ci_high: expected ci_low <= ci_high, got {ci_low}, {ci_high}")
     if ci_low > 0 and p < alpha:
         return "supported"
@@ -264,14 +311,17 @@ def directional_verdict(ci_low: float, ci_high: float, p: float, *, alpha: float
 
 
 def equivalence_verdict(
-    p_tost: float, ci_low: float, ci_high: float, margin: float, *, alpha: float = 0.05
+    p_tost: float, ci_low, ci_high, margin: float, *, alpha: float = 0.05, decidable: bool = True
 ) -> str:
-    """The verdict of "no difference beyond ±margin" (module docstring).
+    """The verdict of "no difference beyond ±margin" (module docstring); "undecidable" when
+    ``decidable`` is False, as in :func:`directional_verdict`.
 
     >>> equivalence_verdict(0.01, -0.004, 0.006, 0.01), equivalence_verdict(0.4, 0.02, 0.05, 0.01)
     ('supported', 'contradicted')
     """
     alpha = _check_alpha(alpha)
+    if not decidable:
+        return "undecidable"
     if p_tost < alpha:
         return "supported"
     if ci_low > margin or ci_high < -margin:
@@ -285,14 +335,17 @@ def verdict_follows(record: Mapping, *, alpha: float = 0.05) -> bool:
     A record with a ``margin`` (not None) is an equivalence claim: ``p`` is its TOST p and
     ``ci_low``/``ci_high`` its 1 − 2α interval; otherwise a directional one.  Both are judged
     on ``ci_low``, ``ci_high`` and the record's adjusted ``p_holm`` where it has one (not
-    None), else its ``p``.
+    None), else its ``p``.  A record that carries its floor (``p_floor_holm``, else
+    ``p_floor``: the smallest p its test can reach at its seeds) is undecidable when that floor
+    is not below α, when it has no interval, or when it says ``decidable`` False.
 
     >>> verdict_follows({"ci_low": 0.1, "ci_high": 0.3, "p": 0.01, "verdict": "supported"})
     True
-    >>> verdict_follows({"ci_low": -0.1, "ci_high": 0.3, "p": 0.2, "verdict": "supported"})
-    False
     >>> verdict_follows({"ci_low": 0.1, "ci_high": 0.3, "p": 0.01, "p_holm": 0.09,
     ...                  "verdict": "supported"})
+    False
+    >>> verdict_follows({"ci_low": 0.1, "ci_high": 0.3, "p": 0.2, "p_floor": 0.125,
+    ...                  "verdict": "inconclusive"})
     False
     """
     if record.get("verdict") not in EMPIRICAL_VERDICTS:
@@ -300,12 +353,21 @@ def verdict_follows(record: Mapping, *, alpha: float = 0.05) -> bool:
             f"record: verdict must be one of {EMPIRICAL_VERDICTS}, got {record.get('verdict')!r}"
         )
     p = record["p_holm"] if record.get("p_holm") is not None else record["p"]
+    floor = record.get("p_floor_holm")
+    floor = record.get("p_floor") if floor is None else floor
+    decidable = (
+        record.get("decidable", True) is not False
+        and (floor is None or floor < alpha)
+        and record.get("ci_low") is not None
+        and record.get("ci_high") is not None
+    )
+    options = {"alpha": alpha, "decidable": decidable}
     if record.get("margin") is not None:
         expected = equivalence_verdict(
-            p, record["ci_low"], record["ci_high"], record["margin"], alpha=alpha
+            p, record["ci_low"], record["ci_high"], record["margin"], **options
         )
     else:
-        expected = directional_verdict(record["ci_low"], record["ci_high"], p, alpha=alpha)
+        expected = directional_verdict(record["ci_low"], record["ci_high"], p, **options)
     return expected == record["verdict"]
 
 

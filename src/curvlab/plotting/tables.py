@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from curvlab.analysis.claims import GEOMETRIC_VERDICTS
+from curvlab.analysis.decidability import verdict_label
 from curvlab.analysis.schema import STUDIES
 
 __all__ = [
@@ -51,7 +52,9 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|")
 
 
-def _interval(effect: float, low: float, high: float, digits: int = 3) -> str:
+def _interval(effect: float, low: float | None, high: float | None, digits: int = 3) -> str:
+    if low is None or high is None:  # too few seeds for an interval (the record says why)
+        return f"{effect:+.{digits}f} [no interval]"
     return f"{effect:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
 
 
@@ -96,7 +99,7 @@ def empirical_row(record: Mapping) -> str:
     evidence = _interval(record["effect"], record["ci_low"], record["ci_high"])
     return (
         f"| **{record['claim']}** | {_cell(record['statement'])} | {evidence}{extra}{mde} "
-        f"| {_p(record)} | **{record['verdict']}** | {alone} |"
+        f"| {_p(record)} | **{verdict_label(record)}** | {alone} |"
     )
 
 
@@ -133,7 +136,7 @@ def lm_claims_table(records: Iterable[Mapping]) -> str:
         f"| {_cell(r['measure'])} | {_cell(r['model'])} vs {_cell(r['baseline'])} "
         f"| {r['mean_model']:.4g}; {r['mean_baseline']:.4g} "
         f"| {_interval(r['effect'], r['ci_low'], r['ci_high'])} | {_p(r)} "
-        f"| **{r['verdict']}** |"
+        f"| **{verdict_label(r)}** |"
         for r in records
     ]
     return "\n".join([LM_CLAIMS_HEAD, *rows])
@@ -149,7 +152,7 @@ def _study_cell(record: Mapping | None) -> str:
     if record is None:
         return "–"
     evidence = _interval(record["effect"], record["ci_low"], record["ci_high"])
-    return f"{evidence}; p {_p(record)} → **{record['verdict']}**"
+    return f"{evidence}; p {_p(record)} → **{verdict_label(record)}**"
 
 
 def two_studies_table(records: Iterable[Mapping]) -> str:

@@ -49,10 +49,12 @@ smaller largest activations.
 **Claims** (:func:`lm_claims`), each exploratory: for each measure, the paired differences
 over seeds (:func:`curvlab.analysis.stats.paired_difference`) of G1 elementwise − ungated,
 G1 headwise − ungated and G1 elementwise − the additive control, signed so that a positive
-effect is the predicted (or read) direction; p Holm-adjusted over the whole family
-(:func:`curvlab.analysis.stats.holm`); the verdict by
-:func:`curvlab.analysis.stats.directional_verdict`.  A run's sink is its mean over layers, its
-largest activation the maximum over layers, its curvature the mean over layers.
+effect is the predicted (or read) direction; p the exact sign-flip p (the t-test's beside it),
+Holm-adjusted over the whole family (:func:`curvlab.analysis.stats.holm`); the verdict by
+:func:`curvlab.analysis.stats.directional_verdict`, "undecidable" where the seeds cannot reach
+α (:func:`curvlab.analysis.decidability.family_decidability`; 5 seeds: p >= 0.0625).  A run's
+sink is its mean over layers, its largest activation the maximum over layers, its curvature
+the mean over layers.
 
 ``python -m curvlab lm --out DIR`` writes DIR/runs.csv (one row per run), loss_curves.csv
 (every step of both trainings), claims.json and meta.json (configuration, corpus fingerprint,
@@ -70,6 +72,7 @@ import time
 import numpy as np
 import torch
 
+from curvlab.analysis.decidability import family_decidability
 from curvlab.analysis.stats import directional_verdict, holm, paired_difference
 from curvlab.models.attention import parameter_count
 from curvlab.models.corpus import CorpusFingerprint, check_corpus, sympy_docstring_corpus
@@ -408,11 +411,13 @@ def lm_claims(runs, depth: int, *, alpha: float = 0.05) -> list[dict]:
                 }
             )
     if records:
-        for record, adjusted in zip(records, holm([r["p"] for r in records]), strict=True):
-            record["p_holm"] = adjusted
-            record["verdict"] = directional_verdict(
-                record["ci_low"], record["ci_high"], adjusted, alpha=alpha
-            )
+        family = [{"test": "sign_flip", "n_seeds": r["n"], "family": "all"} for r in records]
+        floors = family_decidability(family, alpha=alpha)
+        adjusted = holm([r["p"] for r in records])
+        for record, p_holm, floor in zip(records, adjusted, floors, strict=True):
+            record.update({"p_holm": p_holm, "n_seeds": record["n"], **floor})
+            ci, decidable = (record["ci_low"], record["ci_high"]), floor["decidable"]
+            record["verdict"] = directional_verdict(*ci, p_holm, alpha=alpha, decidable=decidable)
     return records
 
 

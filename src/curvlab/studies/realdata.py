@@ -53,8 +53,11 @@ The protocol, written before any run of this study was looked at:
   (:func:`~curvlab.analysis.association.permutation_null`, two-sided).
 
   The directional claims (E1, E2, E3 of every dataset) form one Holm family; the equivalence
-  claims are judged by their TOST p.  Verdicts follow :mod:`curvlab.analysis.stats`'s rules:
-  supported, contradicted, or inconclusive (with ``mde_80``, the effect the seeds could see).
+  claims are judged by their TOST p.  The paired p are exact sign-flip p (the t-test's beside
+  them, ``p_t``; :mod:`curvlab.analysis.randomization`).  Verdicts follow
+  :mod:`curvlab.analysis.stats`'s rules, "undecidable" where the seeds cannot decide
+  (:mod:`curvlab.analysis.decidability`'s fields in each record): at 4 seeds a paired p is
+  >= 0.125 and E3's bootstrap gets no interval (35 distinct resamples; ``interval_reason``).
 
 :func:`realdata` returns a :class:`~curvlab.studies.result.StudyResult`: ``runs`` (one row a
 trained model), ``effects`` (one row a dataset: the near-linear protocol), ``claims`` and
@@ -74,7 +77,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from curvlab.analysis import association, stats
+from curvlab.analysis import association, decidability, stats
 from curvlab.analysis.empirical import quadrature_convergence
 from curvlab.models.attention import VARIANTS, build_classifier, parameter_count
 from curvlab.models.ensemble import BACKENDS, SCHEDULES, evaluate_ensemble, stack, train_ensemble
@@ -402,19 +405,30 @@ def analyse_realdata(runs, logistic, seeds, analysis: dict = ANALYSIS) -> tuple[
                 "within dataset × model r",
                 record,
                 spearman_rho=within["spearman_rho"],
+                interval_reason=within["interval_reason"],
             )
         )
     directional = [c for c in claims if c["margin"] is None]
     for claim, adjusted in zip(directional, stats.holm([c["p"] for c in directional]), strict=True):
         claim["p_holm"] = adjusted
-    for claim in claims:
+    tests = {"E1": "sign_flip", "E2": "sign_flip", "E2-linear": "sign_flip_tost"}
+    family = [
+        {"test": tests.get(c["claim"], "permutation"), "n_seeds": c["n_seeds"],
+         "family": "directional" if c["margin"] is None else None,
+         "permutations": analysis["permutations"], "cluster_interval": c["claim"] == "E3"}
+        for c in claims
+    ]  # fmt: skip
+    floors = decidability.family_decidability(family, alpha=alpha)
+    for claim, floor in zip(claims, floors, strict=True):
+        claim.update(floor)
+        options = {"alpha": alpha, "decidable": floor["decidable"]}
         if claim["margin"] is None:
             claim["verdict"] = stats.directional_verdict(
-                claim["ci_low"], claim["ci_high"], claim["p_holm"], alpha=alpha
+                claim["ci_low"], claim["ci_high"], claim["p_holm"], **options
             )
         else:
             claim["verdict"] = stats.equivalence_verdict(
-                claim["p"], claim["ci_low"], claim["ci_high"], margin, alpha=alpha
+                claim["p"], claim["ci_low"], claim["ci_high"], margin, **options
             )
     return effects, claims
 
