@@ -450,8 +450,6 @@ SPHERE_SAMPLES = [
     "attack-instructor-edition",
     "attack-book-notebook",
     "attack-simplify",
-    "attack-read-solution",
-    "metadata-stripped",
 ]
 
 
