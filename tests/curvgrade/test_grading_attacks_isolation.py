@@ -169,8 +169,9 @@ def _held_groups() -> set[str]:
                 lines = (entry / "cgroup").read_text().splitlines()
             except OSError:
                 continue
-            groups.update(line.split(":", 2)[2] for line in lines if ":memory:" in line)
-            groups.update(line[3:] for line in lines if line.startswith("0::"))
+            memory = [line.split(":", 2)[2] for line in lines if ":memory:" in line]
+            unified = [line[3:] for line in lines if line.startswith("0::")]
+            groups.update(memory or unified)  # cgroup v1's memory group, else v2's
     return groups
 
 
