@@ -68,6 +68,22 @@ def _say(text: str) -> None:
     print(text, file=sys.stderr)
 
 
+def _number(value, spec: str) -> str:
+    """``value`` formatted by ``spec``, or "n/a" where a claim has none (an interval not given
+    at few seeds, an mde of a spread that is zero).
+
+    >>> _number(0.25, "+.4g"), _number(None, "+.4g")
+    ('+0.25', 'n/a')
+    """
+    return "n/a" if value is None else format(value, spec)
+
+
+def _interval(claim, spec: str) -> str:
+    """A claim's effect and interval, as ``+e [+lo, +hi]``."""
+    low, high = _number(claim["ci_low"], spec), _number(claim["ci_high"], spec)
+    return f"{_number(claim['effect'], spec)} [{low}, {high}]"
+
+
 class _Study:
     """A registry entry: the defaults of ``scales``, ``add_arguments`` and ``write``."""
 
@@ -147,8 +163,8 @@ class _Reproduce(_Study):
             else:
                 p = claim["p_holm"] if claim["p_holm"] is not None else claim["p"]
                 evidence = (
-                    f"effect {claim['effect']:+.4g} [{claim['ci_low']:+.4g}, "
-                    f"{claim['ci_high']:+.4g}]  p {p:.3g}  mde80 {claim['mde_80']:.3g}"
+                    f"effect {_interval(claim, '+.4g')}  p {_number(p, '.3g')}  "
+                    f"mde80 {_number(claim['mde_80'], '.3g')}"
                 )
             study = claim.get("study", "geometric")
             _say(f"{claim['claim']:>14} {study:>12} {claim['verdict']:>14}  {evidence}")
@@ -312,8 +328,8 @@ class _LanguageModel(_Study):
         result = lm(args.scale, **self._options(args), **overrides)
         for claim in result.claims:
             _say(
-                f"{claim['claim']:>44} {claim['verdict']:>13}  effect {claim['effect']:+.4g} "
-                f"[{claim['ci_low']:+.4g}, {claim['ci_high']:+.4g}]  p_holm {claim['p_holm']:.3g}"
+                f"{claim['claim']:>44} {claim['verdict']:>13}  effect {_interval(claim, '+.4g')}"
+                f"  p_holm {_number(claim['p_holm'], '.3g')}"
             )
         return result
 
@@ -383,8 +399,8 @@ class _RealData(_Study):
         result = realdata(args.scale, **self._options(args), **overrides)
         for claim in result.claims:
             _say(
-                f"{claim['dataset']:>14} {claim['claim']:>9}: {claim['effect']:+.4f} "
-                f"[{claim['ci_low']:+.4f}, {claim['ci_high']:+.4f}] {claim['verdict']}"
+                f"{claim['dataset']:>14} {claim['claim']:>9}: {_interval(claim, '+.4f')} "
+                f"{claim['verdict']}"
             )
         return result
 
