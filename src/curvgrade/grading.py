@@ -24,7 +24,6 @@ import errno
 import json
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -38,7 +37,14 @@ import nbformat
 from . import markup
 from .bundle import Bundle, answer_digest, normalized
 from .cgroup import SandboxGroup, sandbox_group
-from .sandbox import Limits, claim_uid, kill_everything, sandbox_command, sandbox_problem
+from .sandbox import (
+    Limits,
+    claim_uid,
+    kill_everything,
+    kill_group,
+    sandbox_command,
+    sandbox_problem,
+)
 from .scaffold import restore_answer
 
 STATUS_ORDER = ("ok", "flagged", "tampered", "timeout", "crashed", "unreadable", "missing")
@@ -679,7 +685,7 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits, study_cach
         try:
             out, _ = checker.communicate(timeout=timeout + check_seconds)
         except subprocess.TimeoutExpired:
-            _kill_group(checker)
+            kill_group(checker)
             checker.communicate()
             result.flag(
                 "timeout",
@@ -702,26 +708,13 @@ def _run(bundle, plan, result, timeout, cell_timeout, unsafe, limits, study_cach
                     "tampered", f"{len(leftovers)} process(es) outlived the notebook (killed)"
                 )
         if checker is not None and checker.poll() is None:  # its session goes with it
-            _kill_group(checker)
+            kill_group(checker)
         if group is not None:
             group.remove()
         if user is not None:
             user.release()
         shutil.rmtree(workdir, ignore_errors=True)
         shutil.rmtree(grader_dir, ignore_errors=True)
-
-
-def _kill_group(process: subprocess.Popen) -> None:
-    """SIGKILL the session a process leads (the checker's: it runs in its own) and reap it;
-    called only before the process is reaped, so that its PID is still its own."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
 
 
 def _joining(group: SandboxGroup, limits: Limits):

@@ -390,6 +390,19 @@ def processes_with_token(token: str) -> list[int]:
     return found
 
 
+def kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL the process group (session) ``process`` leads and reap it; call it only before
+    ``process`` is reaped, while its PID is still its own."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
 def kill_everything(process: subprocess.Popen, token: str, uid: int | None = None) -> list[int]:
     """Kill the sandbox's process group, then every process carrying its token (and, given the
     sandbox's ``uid``, every process of that uid: a process can drop its token, not its uid).
@@ -398,14 +411,7 @@ def kill_everything(process: subprocess.Popen, token: str, uid: int | None = Non
     the namespaces did their job); they are killed too.
     """
     for _ in range(2):
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        kill_group(process)
 
     def alive() -> list[int]:
         found = set(processes_with_token(token))
