@@ -3,7 +3,7 @@
 A module's layer is its folder: ``curvlab/<folder>/...`` belongs to the layer named by
 ``<folder>``, in the order
 
-    symbolic < geometry < models < analysis < studies < plotting < cli
+    symbolic < geometry < data < models < measurement < analysis < studies < plotting < cli
 
 ``curvlab`` and the grader beside it, ``src/curvgrade``, import nothing of each other.
 (Top-level modules: ``curvlab.curvature`` re-exports the geometry layer's public API,
@@ -33,7 +33,9 @@ PACKAGE = SOURCE / "curvlab"
 LAYER_ORDER = (
     "symbolic",
     "geometry",
+    "data",
     "models",
+    "measurement",
     "analysis",
     "studies",
     "plotting",
@@ -175,7 +177,7 @@ def test_the_checker_catches_each_kind_of_breach():
     assert violations(ok, "curvlab.geometry.measures") == []
     dunder = "from .attention import __all__ as names\n"
     assert violations(dunder, "curvlab.symbolic", is_package=True) == []
-    assert "a higher layer" in violations("from curvlab import cli\n", "curvlab.models.tasks")[0]
+    assert "a higher layer" in violations("from curvlab import cli\n", "curvlab.data.tasks")[0]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
 

@@ -173,8 +173,8 @@ def test_the_study_chapters_run_one_protocol_and_share_its_cache():
 
 def _synthetic_runs(gap_nonlinear, gap_linear, seeds=8):
     """Runs of every model on every task whose accuracies differ by a known, noisy gap."""
+    from curvlab.data.tasks import LINEAR_TASKS, TASKS
     from curvlab.models.attention import VARIANTS
-    from curvlab.models.tasks import LINEAR_TASKS, TASKS
 
     runs = []
     for seed in range(seeds):

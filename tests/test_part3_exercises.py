@@ -15,8 +15,8 @@ from sklearn.model_selection import train_test_split
 
 from curvgrade import read_chapter
 from curvlab.analysis import stats
-from curvlab.models.real_data import load_tokens
-from curvlab.models.slice_sheets import triangle_nodes
+from curvlab.data.realdata import load_tokens
+from curvlab.measurement.slices import triangle_nodes
 
 CHAPTER = read_chapter(Path(__file__).resolve().parents[1] / "book" / "beyond" / "real-data.md")
 EXERCISES = {e.label: e for e in CHAPTER.exercises}

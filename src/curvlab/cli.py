@@ -55,7 +55,7 @@ def _positive_int(text: str) -> int:
 
 
 def _task_list(text: str) -> list[str]:
-    from curvlab.models.tasks import TASKS
+    from curvlab.data.tasks import TASKS
 
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in TASKS]
@@ -363,7 +363,7 @@ class _EnsembleBenchmark(_Study):
 
 
 def _dataset_list(text: str) -> list[str]:
-    from curvlab.models.real_data import DATASETS
+    from curvlab.data.realdata import DATASETS
 
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in DATASETS]

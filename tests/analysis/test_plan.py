@@ -21,8 +21,8 @@ from curvlab.analysis.plan import (
     plan_json,
     plan_sha256,
 )
+from curvlab.data.tasks import HARD_TASKS, LINEAR_TASKS, NONLINEAR_TASKS, TASKS
 from curvlab.models.attention import VARIANTS
-from curvlab.models.tasks import HARD_TASKS, LINEAR_TASKS, NONLINEAR_TASKS, TASKS
 
 SOURCE = Path(__file__).resolve().parents[2] / "src"
 

@@ -7,6 +7,8 @@ import copy
 import pytest
 import torch
 
+from curvlab.data.realdata import load_tokens
+from curvlab.data.tasks import make_task
 from curvlab.geometry.gauss_equation import jets
 from curvlab.models.attention import VARIANTS, build_classifier, representation_map
 from curvlab.models.ensemble import (
@@ -18,8 +20,6 @@ from curvlab.models.ensemble import (
     stack,
     train_ensemble,
 )
-from curvlab.models.real_data import load_tokens
-from curvlab.models.tasks import make_task
 
 SMALL = {"d_model": 4, "n_heads": 1, "n_tokens": 2}
 SHAPES = [

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
+from curvlab.data.tasks import make_task
 from curvlab.models.attention import build_classifier
-from curvlab.models.tasks import make_task
 from curvlab.models.training import evaluate, fit, resolve_device
 
 

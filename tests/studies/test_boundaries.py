@@ -3,9 +3,9 @@
 import pytest
 import torch
 
+from curvlab.data.tasks import make_task
 from curvlab.models.attention import build_classifier
 from curvlab.models.ensemble import stack, train_ensemble
-from curvlab.models.tasks import make_task
 from curvlab.studies.boundaries import SHAPE_KEYS, kept_epochs, retrain
 from curvlab.studies.reproduce import reproduce_config
 

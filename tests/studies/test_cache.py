@@ -9,7 +9,7 @@ import curvlab.studies.cache as cache_module
 from curvlab.studies import write_csv
 from curvlab.studies.cache import cache_dir, cache_key, cached, code_version, import_closure
 
-TASKS = "curvlab.models.tasks"
+TASKS = "curvlab.data.tasks"
 
 
 @pytest.fixture
@@ -152,7 +152,7 @@ def test_a_read_only_cache_returns_the_result_with_a_warning(tmp_path, monkeypat
             lambda c: {"x": c["x"] + 1},
             {"x": 1},
             name="ro",
-            entry="curvlab.models.tasks",
+            entry="curvlab.data.tasks",
             directory=tmp_path,
         )
     assert got == {"x": 2} and not list(tmp_path.glob("ro-*.json"))

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from curvlab.analysis import growth
 from curvlab.geometry.curvature import gaussian_curvature
-from curvlab.models import sheets
+from curvlab.measurement import sheets
 from curvlab.models.attention import build_classifier, representation_map
 from curvlab.studies import depth, graph_law, poole
 

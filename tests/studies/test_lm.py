@@ -7,11 +7,13 @@ import math
 import pytest
 import torch
 
+from curvlab.data.corpus import Corpus, CorpusFingerprint
 from curvlab.geometry.finite_differences import finite_difference_gaussian_curvature
 from curvlab.geometry.gauss_equation import jets, surface_from_jets
-from curvlab.models import lm_measures as measures
-from curvlab.models.corpus import Corpus, CorpusFingerprint
-from curvlab.models.language_model import build_language_model
+from curvlab.measurement import language_model as measures
+from curvlab.measurement import loss_spikes as spikes
+from curvlab.measurement.slices import triangle_nodes
+from curvlab.models.language_model import ElementaryLayerNorm, build_language_model, curvature_copy
 from curvlab.studies import lm as study
 from curvlab.studies.result import StudyResult
 
@@ -94,11 +96,11 @@ def one_thread():
 
 def test_the_curvature_copy_computes_the_model_and_its_layernorm_hessian():
     model = _tiny_model("ablation", seed=6)
-    copy = measures.curvature_copy(model)
+    copy = curvature_copy(model)
     tokens = torch.randint(11, (2, 6), generator=torch.Generator().manual_seed(3))
     assert torch.allclose(copy(tokens), model(tokens).double(), atol=1e-5)
     assert not any(isinstance(m, torch.nn.LayerNorm) for m in copy.modules())
-    norm = measures.ElementaryLayerNorm(model.final_norm.double())
+    norm = ElementaryLayerNorm(model.final_norm.double())
     A = torch.randn(8, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     u = torch.tensor([0.3, -0.2], dtype=torch.float64)
     forward = torch.func.jacfwd(torch.func.jacfwd(lambda x: norm(A @ x)))(u)
@@ -123,7 +125,7 @@ def test_the_engines_jets_need_the_elementary_layernorm():
         [(jacobian(u[0] + step * e) - jacobian(u[0] - step * e)) / (2 * step) for e in torch.eye(2)]
     ).permute(1, 2, 0)  # (5, 2, 2)
     _, library = jets(lambda x: norm(A @ x), u)
-    _, elementary = jets(lambda x: measures.ElementaryLayerNorm(norm)(A @ x), u)
+    _, elementary = jets(lambda x: ElementaryLayerNorm(norm)(A @ x), u)
     assert not torch.allclose(library[0], hessian_fd, atol=1e-3)
     assert torch.allclose(elementary[0], hessian_fd, atol=1e-8)
 
@@ -179,10 +181,10 @@ def test_the_measures_equal_a_hand_written_forward_pass():
 
 
 def test_the_slice_curvature_agrees_with_finite_differences():
-    model = measures.curvature_copy(_tiny_model("gated_elementwise", seed=3))
+    model = curvature_copy(_tiny_model("gated_elementwise", seed=3))
     tokens = torch.randint(11, (3, 6), generator=torch.Generator().manual_seed(5))
-    f = measures.slice_map(model, tokens)
-    u, _ = measures.triangle_midpoints(2)
+    f = measures.context_slice_map(model, tokens)
+    u, _ = triangle_nodes(2)
     jacobian, hessian = jets(f, u)
     for n in range(4):  # layer 1 attention, layer 1 residual, layer 2 attention, layer 2 residual
         rows = slice(8 * n, 8 * n + 8)
@@ -191,7 +193,7 @@ def test_the_slice_curvature_agrees_with_finite_differences():
         assert torch.allclose(K, K_fd, rtol=1e-4, atol=1e-6 * float(K.abs().max()))
         assert (K != 0).all()  # an input slice: no sheet is flat here
     # the integral: the midpoint rule's sum of |K| √det g over the triangle's centroids
-    measured = measures.slice_curvature(_tiny_model("gated_elementwise", seed=3), tokens, 2)
+    measured = measures.context_slice_curvature(_tiny_model("gated_elementwise", seed=3), tokens, 2)
     assert set(measured["integrals"]) == {(l, s) for l in (0, 1) for s in measures.SHEETS}
     coarse, fine = measured["integrals"][(0, "attention")]
     assert coarse > 0 and fine > 0 and abs(math.log(coarse / fine)) < 0.5
@@ -199,19 +201,19 @@ def test_the_slice_curvature_agrees_with_finite_differences():
 
 def test_the_triangle_rule_is_exact_for_linear_integrands():
     for P in (1, 3, 7):
-        u, w = measures.triangle_midpoints(P)
+        u, w = triangle_nodes(P)
         assert len(u) == P * P and ((u >= 0).all() and (u.sum(1) <= 1).all())
         assert float((1 + 2 * u[:, 0] - 3 * u[:, 1]).sum()) * w == pytest.approx(0.5 + 1 / 3 - 0.5)
 
 
 def test_spikes_are_counted_by_the_stated_rule():
-    assert measures.count_spikes([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=2) == 1
-    assert measures.count_spikes([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=1) == 1
-    assert measures.count_spikes([1.0, 1.4, 1.6], factor=1.5, window=50) == 1
-    assert measures.count_spikes([2.0, 1.0, None], factor=1.5, window=5) == 1
-    assert measures.count_spikes([2.0, 1.9, 1.8], factor=1.5, window=5) == 0
-    assert measures.spike_steps([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=2) == [3]
-    assert measures.spike_steps([2.0, 1.0, None, 1.0, 9.0], factor=1.5, window=5) == [2, 4]
+    assert spikes.count_spikes([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=2) == 1
+    assert spikes.count_spikes([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=1) == 1
+    assert spikes.count_spikes([1.0, 1.4, 1.6], factor=1.5, window=50) == 1
+    assert spikes.count_spikes([2.0, 1.0, None], factor=1.5, window=5) == 1
+    assert spikes.count_spikes([2.0, 1.9, 1.8], factor=1.5, window=5) == 0
+    assert spikes.spike_steps([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=2) == [3]
+    assert spikes.spike_steps([2.0, 1.0, None, 1.0, 9.0], factor=1.5, window=5) == [2, 4]
 
 
 @pytest.mark.parametrize(
@@ -225,10 +227,13 @@ def test_spikes_are_counted_by_the_stated_rule():
         (lambda: study.lm_config("small", d_model=10, n_heads=4), "n_heads"),
         (lambda: study.lm_config("small", slices=30), "slices"),
         (lambda: study.lm_config("small", width=3), "width"),
-        (lambda: measures.count_spikes([1.0], window=0), "window"),
-        (lambda: measures.count_spikes([1.0], factor=-1), "factor"),
-        (lambda: measures.triangle_midpoints(0), "P"),
-        (lambda: measures.slice_map(_tiny_model(), torch.zeros(2, 6, dtype=torch.long)), "tokens"),
+        (lambda: spikes.count_spikes([1.0], window=0), "window"),
+        (lambda: spikes.count_spikes([1.0], factor=-1), "factor"),
+        (lambda: triangle_nodes(0), "subdivision"),
+        (
+            lambda: measures.context_slice_map(_tiny_model(), torch.zeros(2, 6, dtype=torch.long)),
+            "tokens",
+        ),
         (lambda: study.run_measure({}, "loss", 1), "measure"),
     ],
 )

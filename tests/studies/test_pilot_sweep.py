@@ -6,10 +6,10 @@ import math
 import pytest
 import torch
 
+from curvlab.data.tasks import make_task
 from curvlab.models.attention import build_classifier
 from curvlab.models.convergence import budgets, converged, window_start
 from curvlab.models.ensemble import stack, train_ensemble
-from curvlab.models.tasks import make_task
 from curvlab.studies.cells import train_and_judge, train_until_converged
 from curvlab.studies.pilot import PILOT, choose_epochs, run_pilot
 from curvlab.studies.sweep import (

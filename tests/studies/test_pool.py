@@ -77,7 +77,7 @@ def _refuses(config):
 
 def test_cached_cells_are_read_not_computed(tmp_path):
     configs = [{"x": 1}, {"x": 2}, {"x": 3}]
-    entry = "curvlab.models.tasks"
+    entry = "curvlab.data.tasks"
     cached(lambda c: {"y": 10 * c["x"]}, configs[0], name="t", entry=entry, directory=tmp_path)
     cached(lambda c: {"y": 10 * c["x"]}, configs[2], name="t", entry=entry, directory=tmp_path)
     with pytest.raises(AssertionError, match="computed again"):

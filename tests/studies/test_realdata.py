@@ -10,16 +10,16 @@ import torch
 
 from curvlab.analysis.stats import verdict_follows
 from curvlab.curvature import gaussian_curvature
-from curvlab.models.attention import build_classifier, representation_map
-from curvlab.models.ensemble import stack
-from curvlab.models.real_data import DATASETS, load_tokens
-from curvlab.models.slice_sheets import (
+from curvlab.data.realdata import DATASETS, load_tokens
+from curvlab.measurement.slices import (
     draw_triangles,
     slice_curvature,
     slice_jets,
     slice_map,
     triangle_nodes,
 )
+from curvlab.models.attention import build_classifier, representation_map
+from curvlab.models.ensemble import stack
 from curvlab.studies.protocol import REALDATA_SCALES
 from curvlab.studies.realdata import (
     ANALYSIS,

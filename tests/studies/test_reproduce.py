@@ -12,7 +12,14 @@ from curvlab.analysis import stats
 from curvlab.analysis.empirical import SENSITIVITY_FIELDS
 from curvlab.analysis.plan import PLAN, PLAN_V2, plan_sha256
 from curvlab.analysis.schema import validate_claims_document
+from curvlab.data.tasks import make_task
 from curvlab.geometry.curvature import gaussian_curvature
+from curvlab.measurement.sheets import (
+    data_region_grid,
+    direction_measures,
+    finite_difference_rho,
+    sheet_from_jets,
+)
 from curvlab.models.attention import VARIANTS, build_classifier, representation_map
 from curvlab.models.convergence import budgets
 from curvlab.models.ensemble import (
@@ -23,13 +30,6 @@ from curvlab.models.ensemble import (
     train_ensemble,
     train_loop,
 )
-from curvlab.models.sheets import (
-    data_region_grid,
-    direction_measures,
-    finite_difference_rho,
-    sheet_from_jets,
-)
-from curvlab.models.tasks import make_task
 from curvlab.studies.ensemble_benchmark import benchmark_ensemble
 from curvlab.studies.reproduce import (
     CLAIM_FIELDS,

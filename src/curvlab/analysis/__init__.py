@@ -1,4 +1,4 @@
-"""Layer 3, analysis: statistics and verdicts over tidy records (no training here).
+"""Layer 5, analysis: statistics and verdicts over tidy records (no training here).
 
 - :mod:`~curvlab.analysis.stats`  paired tests, intervals, equivalence, power (seeds needed), Holm;
 - :mod:`~curvlab.analysis.randomization`  the exact paired sign-flip test, ties, floors of p;

@@ -32,8 +32,8 @@ from collections.abc import Iterable, Sequence
 from curvlab.analysis import association, decidability, stats
 from curvlab.analysis.plan import PLAN, AnalysisPlan, ClaimSpec
 from curvlab.analysis.schema import CLAIM_RECORD_FIELDS, claim_schema_record
+from curvlab.data.tasks import NONLINEAR_TASKS, TASKS
 from curvlab.models.attention import VARIANTS
-from curvlab.models.tasks import NONLINEAR_TASKS, TASKS
 
 __all__ = [
     "ANALYSIS",

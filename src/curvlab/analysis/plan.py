@@ -34,8 +34,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 
+from curvlab.data.tasks import HARD_TASKS, LINEAR_TASKS, NONLINEAR_TASKS, TASKS
 from curvlab.models.attention import VARIANTS
-from curvlab.models.tasks import HARD_TASKS, LINEAR_TASKS, NONLINEAR_TASKS, TASKS
 
 __all__ = [
     "DIRECTIONS",
@@ -140,7 +140,7 @@ class ClaimSpec:
 
 @dataclass(frozen=True)
 class CurvatureEstimator:
-    """∫|K| dA on the fixed data domain (:func:`curvlab.models.domains.data_domain_grid`):
+    """∫|K| dA on the fixed data domain (:func:`curvlab.measurement.domains.data_domain_grid`):
     ``grid`` points per axis, domain ``radius``; its convergence is the median over runs of
     |log(I_grid / I_2·grid)|, required below ``convergence_threshold``, measured on the runs
     of every ``convergence_seed_stride``-th confirmatory seed (all tasks and models); ρ and ρ⊥
@@ -163,7 +163,7 @@ class CurvatureEstimator:
 @dataclass(frozen=True)
 class AdaptiveCurvatureEstimator:
     """∫|K| dA on the fixed data domain of ``radius`` by the adaptive midpoint rule
-    (:func:`curvlab.models.adaptive_sheets.adaptive_sheet`: a 2:1-balanced quadtree from a
+    (:func:`curvlab.measurement.adaptive_sheets.adaptive_sheet`: a 2:1-balanced quadtree from a
     ``base``² grid, refined until its error estimate is at most ``tolerance`` × the integral),
     on the final sheets of the runs of ``models``.  Its convergence is |log(I_base /
     I_check_base)|, the same rule started from a ``check_base``² grid, on the runs of every
@@ -171,7 +171,7 @@ class AdaptiveCurvatureEstimator:
     required below ``convergence_threshold``.  Beside it, the uniform ``grid``² midpoint rule
     of :class:`CurvatureEstimator` (checked at 2·grid on the same runs) gives the training
     rule's convergence judgement, the capped integrand ∫ min(|K|, 1/m) dA (secondary: the
-    spread-out curvature, :func:`curvlab.models.sheets.sheet_from_jets`) and version 1's
+    spread-out curvature, :func:`curvlab.measurement.sheets.sheet_from_jets`) and version 1's
     estimate for comparison; ρ and ρ⊥ at ``rho_points`` test points."""
 
     base: int

@@ -23,8 +23,8 @@ nh heads, hs head size, d model width):
   only into the other d − r, always residual: h ↦ h + (0, A(h_read)).
 - :class:`AttentionClassifier`  tokeniser, a stack of blocks, pooling (mean over tokens or the
   CLS token), linear readout to one logit.  The tokeniser takes a point x ∈ ℝ²
-  (:class:`~curvlab.models.tasks.PointTokenizer`) or, with ``token_width=w``, a sequence of
-  given tokens (B, T, w) (:class:`~curvlab.models.tasks.SequenceTokenizer`, real data).
+  (:class:`~curvlab.data.tasks.PointTokenizer`) or, with ``token_width=w``, a sequence of
+  given tokens (B, T, w) (:class:`~curvlab.data.tasks.SequenceTokenizer`, real data).
 
 :func:`build_attention` makes one layer of a variant of :data:`VARIANTS`,
 :func:`build_classifier` assembles the book's five variants into a classifier,
@@ -53,8 +53,8 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from curvlab.data.tasks import PointTokenizer, SequenceTokenizer
 from curvlab.models.point_map import GATES, gated_attention_point_map
-from curvlab.models.tasks import PointTokenizer, SequenceTokenizer
 
 __all__ = [
     "GATES",  # the point map's, re-exported (curvlab.models.point_map): one gate vocabulary
@@ -140,15 +140,33 @@ class SoftmaxSelfAttention(nn.Module):
         """The G1 hook: y (B, nh, T, hs), x the block input (B, T, d_in); identity here."""
         return y
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, _ = x.shape
+    def weights_and_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The attention weights softmax(QKᵀ/√hs + M) (B, nh, T, T) on the input x (B, T, d_in)
+        (rows: queries t, columns: keys s; each row on the simplex) and the values V
+        (B, nh, T, hs): what :meth:`forward` mixes."""
+        T = x.shape[1]
         q, k, v = self.query_key_value(x).split(self.d_model, dim=-1)  # (B, T, d) each
         q, k, v = self._heads(q), self._heads(k), self._heads(v)  # (B, nh, T, hs)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)  # (B, nh, T, T)
         if self.causal:
             future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)  # (T, T): s > t
             scores = scores.masked_fill(future, float("-inf"))  # (B, nh, T, T)
-        weights = torch.softmax(scores, dim=-1)  # (B, nh, T, T), rows on the simplex
+        return torch.softmax(scores, dim=-1), v  # (B, nh, T, T), (B, nh, T, hs)
+
+    def attention_weights(self, x: torch.Tensor) -> torch.Tensor:
+        """The attention weights (B, nh, T, T) on the input x (B, T, d_in)
+        (:meth:`weights_and_values`).
+
+        >>> attn = SoftmaxSelfAttention(8, 2, causal=True)
+        >>> w = attn.attention_weights(torch.randn(3, 5, 8)).detach()
+        >>> w.shape, bool(torch.allclose(w.sum(-1), torch.ones(3, 2, 5))), float(w[0, 0, 0, 1])
+        (torch.Size([3, 2, 5, 5]), True, 0.0)
+        """
+        return self.weights_and_values(x)[0]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, _ = x.shape
+        weights, v = self.weights_and_values(x)  # (B, nh, T, T), (B, nh, T, hs)
         y = weights @ v  # (B, nh, T, hs)
         y = self.modulate(y, x)  # (B, nh, T, hs)
         y = y.transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, d)
@@ -258,7 +276,7 @@ class AttentionClassifier(nn.Module):
     """Point classifier: tokens -> blocks -> pool -> one logit.
 
     ``forward(points)`` maps (B, 2) to logits (B,) (or (B, T, w) sequences, with a
-    :class:`~curvlab.models.tasks.SequenceTokenizer`); :meth:`representation` gives the pooled
+    :class:`~curvlab.data.tasks.SequenceTokenizer`); :meth:`representation` gives the pooled
     hidden state (B, d) after ``layer`` blocks (0 = the tokens, -1 = the last block).
     ``pooling="mean"`` averages over all tokens, ``"cls"`` takes token 0.
 

@@ -24,7 +24,7 @@ Measurement always runs the module: :func:`evaluate_ensemble`, the final loss an
 :func:`train_ensemble`, :func:`ensemble_representation` and :func:`ensemble_jets` (the first and
 second input derivatives of every member's pooled representation, by the Gauss-equation
 engine's :func:`curvlab.geometry.gauss_equation.row_jets` under ``vmap`` over the members), from
-which :mod:`curvlab.models.sheets` computes curvature.
+which :mod:`curvlab.measurement.sheets` computes curvature.
 """
 
 from __future__ import annotations

@@ -41,8 +41,10 @@ from curvlab.models.attention import AttentionBlock, build_attention
 __all__ = [
     "LANGUAGE_MODEL_VARIANTS",
     "DecoderBlock",
+    "ElementaryLayerNorm",
     "TransformerLanguageModel",
     "build_language_model",
+    "curvature_copy",
     "language_model_parameter_count",
     "next_token_loss",
 ]
@@ -133,6 +135,11 @@ class DecoderBlock(nn.Module):
     def attention(self) -> nn.Module:
         """The block's attention layer (its gate, if any, is ``attention.gate``)."""
         return self.attention_block.attention
+
+    def attention_weights(self, h: torch.Tensor) -> torch.Tensor:
+        """The causal attention weights (B, nh, T, T) of the block on its input h (B, T, d):
+        its attention layer's weights on LN₁(h) (rows: queries, columns: keys)."""
+        return self.attention.attention_weights(self.attention_block.norm(h))
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         h = self.attention_block(h)  # (B, T, d): h + A(LN₁(h))
@@ -245,3 +252,52 @@ def next_token_loss(model: TransformerLanguageModel, tokens: torch.Tensor) -> to
         raise ValueError(f"tokens: expected a (B, T + 1) tensor with T >= 1, got {tokens!r}")
     logits = model(tokens[:, :-1])  # (B, T, V)
     return nn.functional.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten())
+
+
+class ElementaryLayerNorm(nn.Module):
+    """LayerNorm over the last dimension by elementary operations: (x − mean) / √(var + ε) ·
+    weight + bias, the biased variance, as :class:`torch.nn.LayerNorm` computes it.
+
+    Its second forward-mode derivatives are those of the formula; those of
+    :class:`torch.nn.LayerNorm` are not (in PyTorch 2.13, ``jacfwd(jacfwd(layer_norm))``
+    disagrees with ``jacrev(jacrev(layer_norm))``), and the curvature engine differentiates
+    forward twice.
+
+    >>> norm = nn.LayerNorm(4).double()
+    >>> x = torch.randn(3, 4, dtype=torch.float64)
+    >>> torch.allclose(ElementaryLayerNorm(norm)(x), norm(x))
+    True
+    """
+
+    def __init__(self, norm: nn.LayerNorm):
+        super().__init__()
+        if not isinstance(norm, nn.LayerNorm) or len(norm.normalized_shape) != 1:
+            raise ValueError(f"norm: expected a LayerNorm over the last dimension, got {norm!r}")
+        self.weight, self.bias, self.eps = norm.weight, norm.bias, norm.eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        centred = x - x.mean(dim=-1, keepdim=True)  # (..., d)
+        variance = (centred**2).mean(dim=-1, keepdim=True)  # (..., 1)
+        return centred / torch.sqrt(variance + self.eps) * self.weight + self.bias  # (..., d)
+
+
+def curvature_copy(model: TransformerLanguageModel) -> TransformerLanguageModel:
+    """A float64 copy of ``model`` for the curvature engine: in eval mode, without gradients,
+    every LayerNorm an :class:`ElementaryLayerNorm` with the same parameters."""
+    copy = build_language_model(
+        model.variant,
+        vocab_size=model.vocab_size,
+        context=model.context,
+        d_model=model.token_embedding.embedding_dim,
+        n_heads=model.blocks[0].attention.n_heads,
+        depth=len(model.blocks),
+    )
+    copy.load_state_dict(model.state_dict())
+    copy = copy.to(next(model.parameters()).device, torch.float64).eval().requires_grad_(False)
+    norms = [(n, m) for n, m in copy.named_modules() if isinstance(m, nn.LayerNorm)]
+    for name, norm in norms:
+        parent, _, attribute = name.rpartition(".")
+        setattr(
+            copy.get_submodule(parent) if parent else copy, attribute, ElementaryLayerNorm(norm)
+        )
+    return copy

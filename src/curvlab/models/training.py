@@ -164,7 +164,7 @@ def fit(
     the last step), ``epochs``, ``steps``, ``seconds`` (wall time of the fit), ``device``.
 
     >>> from curvlab.models.attention import build_classifier
-    >>> from curvlab.models.tasks import make_task
+    >>> from curvlab.data.tasks import make_task
     >>> task = make_task("half_plane", n_train=64, n_test=8, seed=0)
     >>> model = build_classifier("gated_headwise", seed=0)
     >>> record = fit(model, task.train_points, task.train_labels, epochs=60, device="cpu")

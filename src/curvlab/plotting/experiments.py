@@ -313,7 +313,7 @@ def plot_loss_curves(curve_rows: object, *, depth: int = 1, columns: int = 4):
     2
     >>> plt.close(fig)
     """
-    from curvlab.models.tasks import TASKS
+    from curvlab.data.tasks import TASKS
     from curvlab.studies.cells import CURVE_POINTS
 
     keys = ("task", "model", "depth", "epoch", "budget", "loss")
@@ -357,7 +357,7 @@ def plot_task_effects(effects: object, *, baseline: str = "ungated", depth: int 
     ``measure``, ``baseline``, ``depth``, ``effect``, ``ci_low``, ``ci_high``), tasks in the
     order of ``TASKS``. Returns ``(fig, axes)``.
     """
-    from curvlab.models.tasks import TASKS
+    from curvlab.data.tasks import TASKS
 
     keys = ("task", "measure", "baseline", "depth")
     rows = check_records("effects", effects, keys)
@@ -423,7 +423,7 @@ def write_figures(runs, curve_rows, analysis: Mapping, out) -> dict:
     """
     from pathlib import Path
 
-    from curvlab.models.tasks import NONLINEAR_TASKS
+    from curvlab.data.tasks import NONLINEAR_TASKS
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

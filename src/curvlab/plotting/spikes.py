@@ -1,5 +1,5 @@
 """Where a trained sheet's ∫|K| dA lives: its spikes, the Jacobian's collapse, and the points
-the adaptive rule spent its evaluations on (:func:`curvlab.models.adaptive_sheets.spike_map`);
+the adaptive rule spent its evaluations on (:func:`curvlab.measurement.adaptive_sheets.spike_map`);
 and the adaptive integral of a study's sheets in units of 2π, per model.
 """
 
@@ -21,7 +21,7 @@ _KEYS = ("x", "y", "K_abs", "sigma_max", "evaluated", "peak")
 def plot_curvature_spikes(spikes: dict, *, title: str | None = None):
     """Three panels over the data domain: log₁₀|K|, log₁₀ σ_max (the larger singular value of
     the Jacobian) and the adaptive rule's evaluation points, the largest |K| of the grid marked
-    in each.  ``spikes`` is :func:`~curvlab.models.adaptive_sheets.spike_map`'s dict.
+    in each.  ``spikes`` is :func:`~curvlab.measurement.adaptive_sheets.spike_map`'s dict.
     Returns ``(fig, axes)``.
     """
     missing = [k for k in _KEYS if k not in spikes]

@@ -11,7 +11,7 @@
   :mod:`~curvlab.analysis.growth` (growth-law fits), :mod:`~curvlab.studies.graph_law`
   (the structured regime in closed form) and :mod:`~curvlab.studies.poole` (Poole et al.'s
   random tanh anchor).
-- :mod:`curvlab.models.sheets`  the curvature measures of a representation sheet,
+- :mod:`curvlab.measurement.sheets`  the curvature measures of a representation sheet,
   checked on closed-form surfaces and against their step limit by
   :mod:`~curvlab.studies.measure_checks`.
 - the reproduction's parts: :mod:`~curvlab.studies.cells` (one model's ensemble, trained

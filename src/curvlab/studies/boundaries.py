@@ -23,9 +23,9 @@ from collections.abc import Iterable, Mapping
 
 import torch
 
+from curvlab.data.tasks import Task
 from curvlab.models.attention import AttentionClassifier, build_classifier
 from curvlab.models.ensemble import stack, train_ensemble
-from curvlab.models.tasks import Task
 from curvlab.studies.cache import cached
 
 __all__ = ["SHAPE_KEYS", "TRAINING_KEYS", "kept_epochs", "retrain"]
@@ -87,7 +87,7 @@ def retrain(
     ``config`` is the study's configuration
     (:func:`curvlab.studies.protocol.reproduce_config`), ``runs`` its run records
     (:func:`curvlab.studies.reproduce.run_study`), ``task`` the run's data
-    (:func:`curvlab.models.tasks.make_task` with the protocol's sizes and the run's seed).
+    (:func:`curvlab.data.tasks.make_task` with the protocol's sizes and the run's seed).
     Returns the trained model in eval mode, on the CPU, in float32 like the study.
     Deterministic: the same arguments give the same weights.  The weights are cached (module
     docstring): ``directory`` names another cache, ``refresh`` trains again.

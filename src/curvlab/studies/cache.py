@@ -167,8 +167,8 @@ def code_version(entry: str) -> str:
     first time they are asked for in a process and remembered, so that an edit made while a
     study runs does not relabel results computed by the old code.
 
-    >>> v = code_version("curvlab.models.tasks")
-    >>> len(v), v == code_version("curvlab.models.tasks")
+    >>> v = code_version("curvlab.data.tasks")
+    >>> len(v), v == code_version("curvlab.data.tasks")
     (64, True)
     """
     digest = hashlib.sha256()
@@ -195,9 +195,9 @@ def _canonical(config) -> str:
 def cache_key(config, entry: str) -> str:
     """The 20-hex-digit key of ``config`` under the current code of ``entry``'s closure.
 
-    >>> cache_key({"a": 1}, "curvlab.models.tasks") == cache_key({"a": 1}, "curvlab.models.tasks")
+    >>> cache_key({"a": 1}, "curvlab.data.tasks") == cache_key({"a": 1}, "curvlab.data.tasks")
     True
-    >>> cache_key({"a": 1}, "curvlab.models.tasks") == cache_key({"a": 2}, "curvlab.models.tasks")
+    >>> cache_key({"a": 1}, "curvlab.data.tasks") == cache_key({"a": 2}, "curvlab.data.tasks")
     False
     """
     payload = _canonical({"config": config, "code": code_version(entry)})
@@ -215,7 +215,7 @@ def _check_name(name: str) -> str:
 def cache_path(fn: Callable, config, *, name: str, entry: str | None = None, directory=None):
     """The file :func:`cached` reads ``fn(config)`` from and writes it to (arguments as there).
 
-    >>> cache_path(len, {"x": 3}, name="demo", entry="curvlab.models.tasks", directory="/c").parent
+    >>> cache_path(len, {"x": 3}, name="demo", entry="curvlab.data.tasks", directory="/c").parent
     PosixPath('/c')
     """
     if not callable(fn):
@@ -250,9 +250,9 @@ def cached(
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     first = cached(lambda c: {"double": 2 * c["x"]}, {"x": 3}, name="demo",
-    ...                    entry="curvlab.models.tasks", directory=d)
+    ...                    entry="curvlab.data.tasks", directory=d)
     ...     again = cached(lambda c: {"double": -1}, {"x": 3}, name="demo",
-    ...                    entry="curvlab.models.tasks", directory=d)
+    ...                    entry="curvlab.data.tasks", directory=d)
     >>> first, again
     ({'double': 6}, {'double': 6})
     """

@@ -4,7 +4,7 @@
 (:func:`curvlab.models.ensemble.train_ensemble`, full-batch Adam, the ``nn.Module`` under
 ``vmap``), then measures each
 member in float64: test accuracy and loss, ∫|K| dA over the data region, ρ₀ and ρ⊥ at test
-points along random unit directions (:mod:`curvlab.models.sheets`).  The measures are
+points along random unit directions (:mod:`curvlab.measurement.sheets`).  The measures are
 also taken at the start t₀ of the last window of epochs, from a snapshot of the weights, and
 each run's convergence is judged by :func:`curvlab.models.convergence.converged`.
 A run that did not converge is trained afresh with twice the epochs, up the ladder
@@ -24,18 +24,18 @@ import math
 
 import torch
 
-from curvlab.models.adaptive_sheets import adaptive_sheet
+from curvlab.data.tasks import LINEAR_TASKS, make_task
+from curvlab.measurement.adaptive_sheets import adaptive_sheet
+from curvlab.measurement.domains import data_domain_grid
+from curvlab.measurement.sheets import data_region_grid, direction_measures, sheet_from_jets
 from curvlab.models.attention import build_classifier, parameter_count
 from curvlab.models.convergence import budgets, converged, window_start
-from curvlab.models.domains import data_domain_grid
 from curvlab.models.ensemble import (
     ensemble_jets,
     evaluate_ensemble,
     stack,
     train_ensemble,
 )
-from curvlab.models.sheets import data_region_grid, direction_measures, sheet_from_jets
-from curvlab.models.tasks import LINEAR_TASKS, make_task
 from curvlab.models.training import resolve_device
 from curvlab.studies.pool import cached_map
 
@@ -97,13 +97,13 @@ RUN_COLUMNS: tuple[str, ...] = (
 :mod:`curvlab.models.convergence` (with its accuracy spread and largest log change over
 the window), plateau_change the loss's relative drop over the window (recorded, not used),
 curvature_total_abs = ∫|K| dA over the data domain at the config's ``grid``, rho = ρ₀,
-rho_normal = ρ⊥ (:mod:`curvlab.models.sheets`), and their natural logs;
+rho_normal = ρ⊥ (:mod:`curvlab.measurement.sheets`), and their natural logs;
 curvature_total_abs_fine = the same integral at ``grid_check`` points per axis (the
 quadrature's convergence on this very sheet; None when the config has no ``grid_check``);
 curvature_capped (and _fine) = ∫ min(|K|, 1/m) dA on the same grids
-(:func:`~curvlab.models.sheets.sheet_from_jets`); curvature_adaptive = ∫|K| dA on the same
+(:func:`~curvlab.measurement.sheets.sheet_from_jets`); curvature_adaptive = ∫|K| dA on the same
 domain by the adaptive rule from an ``adaptive_base``² grid to ``adaptive_tolerance``
-(:func:`~curvlab.models.adaptive_sheets.adaptive_sheet`), with its error estimate, its
+(:func:`~curvlab.measurement.adaptive_sheets.adaptive_sheet`), with its error estimate, its
 number of evaluations and whether the estimate met the tolerance, and
 curvature_adaptive_check the same rule from an ``adaptive_check_base``² grid on the runs
 checked; None for the models not in
@@ -141,9 +141,9 @@ def build_members(config: dict, model: str, depth: int, members) -> tuple:
 
 def quadrature_grid(train_x: torch.Tensor, config: dict, points_per_axis: int) -> tuple:
     """The nodes and weights of ∫|K| dA for a config: with ``domain_radius`` None (the
-    exploratory study), :func:`~curvlab.models.sheets.data_region_grid` (nodes within 1.5 cells
+    exploratory study), :func:`~curvlab.measurement.sheets.data_region_grid` (nodes within 1.5 cells
     of a training point: the domain shrinks as the grid is refined); with a radius r,
-    :func:`~curvlab.models.domains.data_domain_grid` (the points within r of a training point:
+    :func:`~curvlab.measurement.domains.data_domain_grid` (the points within r of a training point:
     one domain at every resolution)."""
     radius = config.get("domain_radius")
     if radius is None:

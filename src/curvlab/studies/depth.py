@@ -3,7 +3,7 @@
 One run = (regime, model, depth L, seed): build the classifier of
 :func:`curvlab.models.attention.build_classifier` from the seed, measure the curvature of its
 representation sheet x ∈ P ↦ pooled state after the last block (P = [-1, 1]², Σ = I) at
-initialisation, train it on one nonlinear task (:func:`curvlab.models.tasks.make_task`,
+initialisation, train it on one nonlinear task (:func:`curvlab.data.tasks.make_task`,
 :func:`curvlab.models.training.fit`), and measure again.  Regimes:
 
     structured   one ReadWriteBlock tied over the L layers: it reads the first d − m coordinates
@@ -11,8 +11,8 @@ initialisation, train it on one nonlinear task (:func:`curvlab.models.tasks.make
     generic      L untied residual AttentionBlocks reading and writing all d coordinates
 
 Each phase ("init", "trained") gives one tidy record with the sheet statistics of
-:func:`curvlab.models.sheets.representation_curvature`
-(:data:`~curvlab.models.sheets.SHEET_METRICS`)::
+:func:`curvlab.measurement.sheets.representation_curvature`
+(:data:`~curvlab.measurement.sheets.SHEET_METRICS`)::
 
     curvature_total_abs          ∫_P |K| dA   (area of the Gauss image: scale-free, the headline)
     curvature_dimensionless      K̄ · A        (mean K over P times the image area: scale-free)
@@ -44,10 +44,10 @@ from collections.abc import Callable, Sequence
 import torch
 
 from curvlab.analysis.growth import growth_laws
+from curvlab.data.tasks import TASKS, make_task
 from curvlab.geometry.measures import curve_measures
+from curvlab.measurement.sheets import representation_curvature, sheet_curvature
 from curvlab.models.attention import VARIANTS, build_classifier, representation_map
-from curvlab.models.sheets import representation_curvature, sheet_curvature
-from curvlab.models.tasks import TASKS, make_task
 from curvlab.models.training import evaluate, fit, resolve_device
 from curvlab.studies.cache import cached
 from curvlab.studies.pool import cached_map
@@ -64,7 +64,7 @@ __all__ = [
     "growth_laws",  # re-exported: the chapters read the study and its law from one place
     "probe_lengths",
     "run_depth",
-    "sheet_curvature",  # re-exported from curvlab.models.sheets, likewise
+    "sheet_curvature",  # re-exported from curvlab.measurement.sheets, likewise
 ]
 
 REGIMES: tuple[str, ...] = ("structured", "generic")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from curvlab.data.tasks import make_task
 from curvlab.models.attention import parameter_count
-from curvlab.models.tasks import make_task
 from curvlab.studies.boundaries import kept_epochs, retrain
 from curvlab.studies.reproduce import reproduce
 
@@ -44,7 +44,7 @@ def retrain_book_runs(
 
     The study's runs come from :func:`curvlab.studies.reproduce.reproduce` (cached: read back
     when the study has run on ``device``); each model is then :func:`retrain`-ed with the
-    data :func:`curvlab.models.tasks.make_task` makes for its seed.  Returns one record per
+    data :func:`curvlab.data.tasks.make_task` makes for its seed.  Returns one record per
     model: task, model, seed, depth, the epochs trained and the parameter count.
     """
     from tqdm.auto import tqdm

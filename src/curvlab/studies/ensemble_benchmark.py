@@ -15,9 +15,9 @@ import time
 
 import torch
 
+from curvlab.data.tasks import make_task
 from curvlab.models.attention import build_classifier
 from curvlab.models.ensemble import BACKENDS, stack, train_ensemble, train_loop
-from curvlab.models.tasks import make_task
 from curvlab.models.training import resolve_device
 
 __all__ = ["benchmark_ensemble"]

@@ -30,7 +30,7 @@ import torch
 
 from curvlab.analysis.growth import fit_power_law
 from curvlab.geometry.measures import quadrature_grid
-from curvlab.models.sheets import PATCH, sheet_curvature
+from curvlab.measurement.sheets import PATCH, sheet_curvature
 
 __all__ = [
     "StructuredLayer",

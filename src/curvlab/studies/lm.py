@@ -1,7 +1,7 @@
 """The language-model study: Part I's and Part II's questions asked of a small trained transformer.
 
 Every variant of :mod:`curvlab.models.language_model` (ungated, G1 headwise, G1 elementwise,
-the additive control) is trained on the SymPy docstring corpus (:mod:`curvlab.models.corpus`,
+the additive control) is trained on the SymPy docstring corpus (:mod:`curvlab.data.corpus`,
 refused unless its fingerprint is the protocol's: :data:`curvlab.studies.protocol.LM_SCALES`)
 over a few seeds, and each run is measured (one cached cell per variant and seed)::
 
@@ -25,7 +25,7 @@ same batches).  No gradient clipping (it would hide the spikes the stability mea
 On the CPU the study computes in one thread (the caller's setting is restored afterwards): the
 matrices are too small for intra-op threads to pay for their synchronisation.
 
-**The slice** (:mod:`curvlab.models.lm_measures`): the last position's input embedding of
+**The slice** (:mod:`curvlab.measurement.language_model`): the last position's input embedding of
 validation window 3s moved over the plane through it and windows 3s + 1 and 3s + 2's
 (x(u) = e₀ + u₁ (e₁ − e₀) + u₂ (e₂ − e₀) on the triangle u₁, u₂ >= 0, u₁ + u₂ <= 1, the rest of
 window 3s fixed), for slice s = 0 … slices − 1; per layer, the attention block's output and
@@ -74,19 +74,15 @@ import torch
 
 from curvlab.analysis.decidability import family_decidability
 from curvlab.analysis.stats import directional_verdict, holm, paired_difference
+from curvlab.data.corpus import CorpusFingerprint, check_corpus, sympy_docstring_corpus
+from curvlab.measurement.language_model import SHEETS, context_slice_curvature, layer_statistics
+from curvlab.measurement.loss_spikes import count_spikes
 from curvlab.models.attention import parameter_count
-from curvlab.models.corpus import CorpusFingerprint, check_corpus, sympy_docstring_corpus
 from curvlab.models.language_model import (
     LANGUAGE_MODEL_VARIANTS,
     TransformerLanguageModel,
     build_language_model,
     next_token_loss,
-)
-from curvlab.models.lm_measures import (
-    SHEETS,
-    count_spikes,
-    layer_statistics,
-    slice_curvature,
 )
 from curvlab.models.training import resolve_device
 from curvlab.studies.cache import code_version
@@ -313,7 +309,7 @@ def _lm_cell(config: dict) -> dict:
     layers = layer_statistics(model, windows[:, :-1].to(device))
     curvature, convergence, immersed = {}, [], []
     for s in range(config["slices"]):
-        measured = slice_curvature(model, windows[3 * s : 3 * s + 3, :-1], config["grid"])
+        measured = context_slice_curvature(model, windows[3 * s : 3 * s + 3, :-1], config["grid"])
         immersed.append(measured["immersed"])
         for (layer, sheet), (coarse, fine) in measured["integrals"].items():
             curvature.setdefault((layer, sheet), []).append(fine)

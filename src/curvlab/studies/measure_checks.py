@@ -1,6 +1,6 @@
 """The study's three curvature measures, checked where the answer is known.
 
-Before they are trusted on trained models, the measures of :mod:`curvlab.models.sheets`
+Before they are trusted on trained models, the measures of :mod:`curvlab.measurement.sheets`
 (∫|K| dA, the proxy ρ₀ and its extrinsic part ρ_⊥) are computed, with the very functions the
 study uses, on surfaces of :mod:`curvlab.geometry.surfaces` whose values are known in closed
 form, and
@@ -9,7 +9,7 @@ the finite-difference proxy is checked against its h → 0 limit.
 :func:`closed_form_checks` returns one row per (surface, measure): ``surface``, ``measure``,
 ``computed``, ``exact`` and ``error`` (absolute).  The surfaces and their exact values, with
 f_a = ∂f/∂x_a and ρ₀(x, u) = ‖H[u, u]‖ / (2‖Ju‖) (module docstring of
-:mod:`curvlab.models.sheets`):
+:mod:`curvlab.measurement.sheets`):
 
 - the **sphere** of radius r in the chart (θ, φ), over θ ∈ [π/4, 3π/4], φ ∈ [0, π/2]:
   ∫|K| dA = ∫∫ sin θ dθ dφ = (cos π/4 − cos 3π/4) · π/2 = π/√2 (the area of the Gauss image,
@@ -22,7 +22,7 @@ f_a = ∂f/∂x_a and ρ₀(x, u) = ‖H[u, u]‖ / (2‖Ju‖) (module docstrin
 
 So the three measures disagree by design: ∫|K| dA sees only the sphere, ρ_⊥ the sphere and the
 cylinder, ρ₀ all three.  :func:`rho_step_stability` compares the finite-difference ratio
-ρ_h/h (:func:`~curvlab.models.sheets.finite_difference_rho`) with the autograd ρ₀ for a
+ρ_h/h (:func:`~curvlab.measurement.sheets.finite_difference_rho`) with the autograd ρ₀ for a
 range of steps h on any classifier's representation sheet.
 """
 
@@ -38,8 +38,8 @@ from torch.func import vmap
 from curvlab.geometry.gauss_equation import jets
 from curvlab.geometry.quadrature import quadrature_grid
 from curvlab.geometry.surfaces import cylinder, sphere
+from curvlab.measurement.sheets import direction_measures, finite_difference_rho, sheet_from_jets
 from curvlab.models.attention import AttentionClassifier, representation_map
-from curvlab.models.sheets import direction_measures, finite_difference_rho, sheet_from_jets
 
 __all__ = ["STEPS", "closed_form_checks", "rho_step_stability"]
 

@@ -121,7 +121,7 @@ def cached_map(
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     cached_map(lambda c: {"double": 2 * c["x"]}, [{"x": 1}, {"x": 2}], name="demo",
-    ...                entry="curvlab.models.tasks", directory=d, progress=False)
+    ...                entry="curvlab.data.tasks", directory=d, progress=False)
     [{'double': 2}, {'double': 4}]
     """
     configs = list(configs)

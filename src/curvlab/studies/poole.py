@@ -11,7 +11,7 @@ artefact.
 
 :func:`poole_study` measures every layer l = 1..``max_depth`` (curve measures of
 :func:`curvlab.geometry.measures.curve_measures`, sheet statistics of
-:func:`curvlab.models.sheets.sheet_curvature`), cached on disk per (phase, seed) under
+:func:`curvlab.measurement.sheets.sheet_curvature`), cached on disk per (phase, seed) under
 the code of every module this one imports (:mod:`curvlab.studies.cache`).  :data:`SCALES` holds
 the network width, depth, the quadrature sizes and the seeds of three sizes (``small``: width
 48, eight layers, five seeds).
@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from curvlab.geometry.measures import curve_measures
-from curvlab.models.sheets import SHEET_METRICS, sheet_curvature
+from curvlab.measurement.sheets import SHEET_METRICS, sheet_curvature
 from curvlab.studies.cache import cached
 from curvlab.studies.protocol import study_config
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
+from curvlab.data.tasks import TASKS
 from curvlab.models.attention import VARIANTS
 from curvlab.models.language_model import LANGUAGE_MODEL_VARIANTS
-from curvlab.models.tasks import TASKS
 
 __all__ = [
     "LM_SCALES",
@@ -187,7 +187,7 @@ def reproduce_config(scale: str = "small", **overrides) -> dict:
 
 
 _REALDATA = {
-    "datasets": ["digits", "breast_cancer", "wine"],  # curvlab.models.real_data.DATASETS
+    "datasets": ["digits", "breast_cancer", "wine"],  # curvlab.data.realdata.DATASETS
     "models": list(VARIANTS),
     "seeds": list(range(4)),  # 4, not 5: the small study's time budget (history below)
     "test_fraction": 0.25,
@@ -248,7 +248,7 @@ used at this scale."""
 
 
 _LANGUAGE_MODEL = {
-    # the corpus (curvlab.models.corpus): the pinned SymPy's docstrings, refused if different
+    # the corpus (curvlab.data.corpus): the pinned SymPy's docstrings, refused if different
     "sympy_version": "1.14.0",
     "corpus_files_sha256": "5dae5733e7d1d024b9ebdff13f937ff926bc386168b1a76bcd803a3fa6921e4f",
     "corpus_text_sha256": "e46b85ad274fb646db56771e0677166105c3e7d9bf3677f0d070c7693119a242",

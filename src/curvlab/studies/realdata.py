@@ -1,6 +1,6 @@
 """The real-data study: Part II's five models on scikit-learn's bundled datasets (exploratory).
 
-What is trained.  For every dataset of the scale (:mod:`curvlab.models.real_data`: digits,
+What is trained.  For every dataset of the scale (:mod:`curvlab.data.realdata`: digits,
 breast cancer, wine as binary tasks on token sequences) and every model of
 :data:`curvlab.models.attention.VARIANTS`, one classifier per seed s, built by
 :func:`~curvlab.models.attention.build_classifier` with ``token_width`` = the dataset's w,
@@ -26,10 +26,10 @@ The protocol, written before any run of this study was looked at:
   :data:`ANALYSIS` ``accuracy_margin``): within one point of the best model, or better.  The
   study records both numbers, the best model and the verdict in ``effects`` (one row a dataset).
 - **Curvature** of a trained run: for each of ``triangles`` triangles of three training inputs
-  of one class (:func:`~curvlab.models.slice_sheets.draw_triangles`, classes alternating,
+  of one class (:func:`~curvlab.measurement.slices.draw_triangles`, classes alternating,
   from ``numpy.random.default_rng([TRIANGLE_SEED, s])``, the same for every model of seed s),
   ∫|K| dA of the pooled representation sheet over the triangle
-  (:mod:`curvlab.models.slice_sheets`: the affine slice through the three, K and dA by the
+  (:mod:`curvlab.measurement.slices`: the affine slice through the three, K and dA by the
   Gauss-equation engine in float64, the centroid rule on the P-subdivision of the triangle with
   P = ``subdivision``, the domain the triangle for every P).  The run's
   ``curvature_total_abs`` is the mean over its triangles; ``curvature_total_abs_fine`` the same
@@ -79,10 +79,10 @@ from tqdm.auto import tqdm
 
 from curvlab.analysis import association, decidability, stats
 from curvlab.analysis.empirical import quadrature_convergence
+from curvlab.data.realdata import DATASETS, TOKEN_SHAPES, load_tokens
+from curvlab.measurement.slices import draw_triangles, slice_curvature
 from curvlab.models.attention import VARIANTS, build_classifier, parameter_count
 from curvlab.models.ensemble import BACKENDS, SCHEDULES, evaluate_ensemble, stack, train_ensemble
-from curvlab.models.real_data import DATASETS, TOKEN_SHAPES, load_tokens
-from curvlab.models.slice_sheets import draw_triangles, slice_curvature
 from curvlab.models.training import resolve_device
 from curvlab.studies.cache import cached
 from curvlab.studies.pool import cached_map

@@ -32,7 +32,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from curvlab.analysis.empirical import claims
-from curvlab.models.tasks import NONLINEAR_TASKS
+from curvlab.data.tasks import NONLINEAR_TASKS
 from curvlab.studies import write_csv
 from curvlab.studies.cells import resolve_device, run_cells
 from curvlab.studies.protocol import reproduce_config

@@ -2,7 +2,7 @@
 
 A trained sheet's |K| is carried by spikes far narrower than a cell of a uniform grid (where
 the larger singular value of the Jacobian collapses), so the uniform midpoint rule of
-:func:`curvlab.models.domains.data_domain_grid` hits or misses them by chance.
+:func:`curvlab.measurement.domains.data_domain_grid` hits or misses them by chance.
 :func:`adaptive_sheet` integrates over the same domain, D = {x in the training points'
 bounding box : minᵢ |x − pᵢ| ≤ r}, with :func:`curvlab.geometry.adaptive.adaptive_midpoint`
 (a 2:1-balanced quadtree refined on |K| √det g to a relative tolerance, the domain's edge
@@ -18,7 +18,7 @@ import torch
 from curvlab.geometry.adaptive import disc_domain
 from curvlab.geometry.curvature_integrals import curvature_integrals
 from curvlab.geometry.gauss_equation import singular_values, surface_from_jets
-from curvlab.models.domains import DOMAIN_RADIUS, data_domain_grid
+from curvlab.measurement.domains import DOMAIN_RADIUS, data_domain_grid
 from curvlab.models.ensemble import Ensemble, ensemble_jets
 
 __all__ = ["adaptive_sheet", "spike_map"]
@@ -42,7 +42,7 @@ def adaptive_sheet(
     settings are :func:`curvlab.geometry.adaptive.adaptive_midpoint`'s.  Returns the dict of
     :func:`curvlab.geometry.curvature_integrals.adaptive_curvature`, tensors (E,)
     (``*_uniform``: the uniform ``base``² midpoint rule on the same domain, that of
-    :func:`curvlab.models.domains.data_domain_grid`).
+    :func:`curvlab.measurement.domains.data_domain_grid`).
     """
     _check(ens, train_points, radius)
     return curvature_integrals(

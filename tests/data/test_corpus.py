@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from curvlab.models.corpus import (
+from curvlab.data.corpus import (
     VALIDATION_MODULUS,
     Corpus,
     check_corpus,

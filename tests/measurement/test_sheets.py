@@ -1,4 +1,4 @@
-"""curvlab.models.sheets: the capped integrand ∫ min(|K|, 1/m) dA is blind to spikes above the
+"""curvlab.measurement.sheets: the capped integrand ∫ min(|K|, 1/m) dA is blind to spikes above the
 sheet's own scale, equals ∫|K| dA where no node reaches the cap, is invariant under a rescaling
 of the representation as ∫|K| dA is, and is 0 (not NaN) where no node is used."""
 
@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from curvlab.models.sheets import sheet_from_jets
+from curvlab.measurement.sheets import sheet_from_jets
 
 
 def _jets(seed: int, members: int = 2, nodes: int = 40, d: int = 3):

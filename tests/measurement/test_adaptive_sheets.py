@@ -1,14 +1,14 @@
-"""curvlab.models.adaptive_sheets: the adaptive integral of trained sheets on the fixed data
+"""curvlab.measurement.adaptive_sheets: the adaptive integral of trained sheets on the fixed data
 domain starts from the uniform domain rule's estimate, is the same from two base grids on a
 trained sheet, and refuses bad arguments."""
 
 import pytest
 import torch
 
-from curvlab.models.adaptive_sheets import adaptive_sheet
-from curvlab.models.domains import DOMAIN_RADIUS, data_domain_grid
+from curvlab.measurement.adaptive_sheets import adaptive_sheet
+from curvlab.measurement.domains import DOMAIN_RADIUS, data_domain_grid
+from curvlab.measurement.sheets import sheet_from_jets
 from curvlab.models.ensemble import ensemble_jets, train_ensemble
-from curvlab.models.sheets import sheet_from_jets
 from curvlab.studies.cells import build_members
 from curvlab.studies.protocol import reproduce_config
 
@@ -59,7 +59,7 @@ def test_bad_arguments_are_named():
 def test_the_spike_map_agrees_with_the_adaptive_integral_and_its_grid():
     import numpy as np
 
-    from curvlab.models.adaptive_sheets import spike_map
+    from curvlab.measurement.adaptive_sheets import spike_map
 
     ens, train_x = _trained_sheets(members=(("xor", 0),), epochs=60)
     spikes = spike_map(ens, train_x, grid=32, base=8, tolerance=0.05)

@@ -28,7 +28,7 @@ before attention sees it).  With ``write_dim = m > 0`` only the first d − m co
 token are filled and the last m are zero: the read/write split of the structured regime
 (:mod:`curvlab.models.attention`).
 
-Data that already come as a sequence (:mod:`curvlab.models.real_data`: T tokens of w features)
+Data that already come as a sequence (:mod:`curvlab.data.realdata`: T tokens of w features)
 are embedded the same way, token by token (:class:`SequenceTokenizer`): token_0 = c and
 token_t = A_t x_t + b_t with A_t ∈ ℝ^{d×w}, fixed and seeded, affine in the input again.
 """

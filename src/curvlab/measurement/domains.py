@@ -1,6 +1,6 @@
 """∫|K| dA on a data domain fixed independently of the grid, and the estimate's convergence.
 
-:func:`curvlab.models.sheets.data_region_grid` keeps a grid node within 1.5 cell widths of a
+:func:`curvlab.measurement.sheets.data_region_grid` keeps a grid node within 1.5 cell widths of a
 training point, so its region shrinks as the grid is refined and the estimand changes with the
 resolution.  :func:`data_domain_grid` fixes the domain instead: the points of the data's
 bounding box within a radius r of a training point (the same midpoint nodes, weighted by
@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import torch
 
-from curvlab.models.sheets import data_region_grid
+from curvlab.measurement.sheets import data_region_grid
 
 __all__ = ["DOMAIN_RADIUS", "data_domain_grid", "grid_convergence"]
 

@@ -11,7 +11,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from curvlab.models.real_data import DATASETS, TOKEN_SHAPES, load_tokens
+from curvlab.data.realdata import DATASETS, TOKEN_SHAPES, load_tokens
 
 LAWS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 seeds = st.integers(min_value=0, max_value=2**32 - 1)

@@ -1,5 +1,6 @@
-"""curvlab.models.domains: ∫|K| dA on a data domain fixed independently of the grid converges to
-the exact integral over that domain; the old grid-dependent region shrinks with the grid."""
+"""curvlab.measurement.domains: ∫|K| dA on a data domain fixed independently of the grid
+converges to the exact integral over that domain; the old grid-dependent region shrinks with
+the grid."""
 
 import math
 
@@ -13,8 +14,8 @@ from scipy.spatial import cKDTree
 
 from curvlab.geometry.gauss_equation import jets
 from curvlab.geometry.surfaces import paraboloid
-from curvlab.models.domains import DOMAIN_RADIUS, data_domain_grid, grid_convergence
-from curvlab.models.sheets import data_region_grid, sheet_from_jets
+from curvlab.measurement.domains import DOMAIN_RADIUS, data_domain_grid, grid_convergence
+from curvlab.measurement.sheets import data_region_grid, sheet_from_jets
 
 
 def _density(x):

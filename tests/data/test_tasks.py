@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch.func import jacfwd
 
-from curvlab.models.tasks import (
+from curvlab.data.tasks import (
     LINEAR_TASKS,
     NONLINEAR_TASKS,
     TASKS,
