@@ -127,17 +127,17 @@ _build/html/index.html: $(STAMP) $(VENDOR_STAMP) $(BOOK_SOURCES) | $(STUDIES_STA
 	touch $@
 
 #   make lint          ruff (check and format --check) on src, tests, tools and the chapters'
-#                      code cells (tools/lint_chapters.py: findings at their .md lines)
+#                      code cells (tools.lint_chapters: findings at their .md lines)
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
-	$(BIN)/python tools/lint_chapters.py
+	$(BIN)/python -m tools.lint_chapters
 
 #   make format        apply ruff's fixes and formatting there, chapters' code cells included
 format: $(STAMP)
 	$(BIN)/ruff check --fix $(LINTED)
 	$(BIN)/ruff format $(LINTED)
-	$(BIN)/python tools/lint_chapters.py --fix
+	$(BIN)/python -m tools.lint_chapters --fix
 
 #   make test          what CI (.ci/run) runs, fastest feedback first: lint, the fast tests
 #                      (`make test-fast`), then the book and the student site, then the slow
@@ -192,10 +192,10 @@ bench: $(STAMP)
 	$(BIN)/python -m curvlab.studies.engine_benchmark
 
 #   make bench-book    time a clean `make book`, a no-change `make book` and a rebuild after a
-#                      one-chapter edit (tools/bench_build.py; BENCH_ARGS="--help" for options;
+#                      one-chapter edit (tools.bench_build; BENCH_ARGS="--help" for options;
 #                      BENCH_ARGS="--load 2": also a clean build beside two busy processes)
 bench-book: require-python require-npm $(STAMP)
-	$(BIN)/python tools/bench_build.py $(BENCH_ARGS)
+	$(BIN)/python -m tools.bench_build $(BENCH_ARGS)
 
 #   make clean         remove _build (the built site and the execution caches)
 clean:
@@ -229,13 +229,13 @@ editions: $(STAMP)
 	$(BIN)/python -m curvgrade student --all --out editions
 
 # The course kit: the library's wheel (curvlab and curvgrade only: no chapter, no test; checked
-# by tools/check_kit.py) and the pins, for students to install beside editions/student/.
+# by tools.check_kit) and the pins, for students to install beside editions/student/.
 kit: $(STAMP)
 	rm -rf editions/kit
 	$(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation . -w editions/kit
 	rm -rf build
 	cp requirements.txt editions/kit/
-	$(BIN)/python tools/check_kit.py editions/kit
+	$(BIN)/python -m tools.check_kit editions/kit
 
 grade-demo: $(STAMP)
 	rm -rf $(CLASSROOM_OUT)

@@ -22,12 +22,16 @@ from types import SimpleNamespace
 
 import pytest
 
+from tools import bench_build, lint_chapters
+
 REPOSITORY = Path(__file__).resolve().parents[1]
 MAKE = shutil.which("make")
 needs_make = pytest.mark.skipif(MAKE is None, reason="GNU make is not installed")
 
 
 def _load(name: str, path: Path):
+    """A module loaded from its file: the site extension is on Sphinx's path (_config.yml), not
+    on Python's."""
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -36,8 +40,6 @@ def _load(name: str, path: Path):
 
 
 site = _load("curvlab_site", REPOSITORY / "book" / "_ext" / "curvlab_site.py")
-lint_chapters = _load("lint_chapters", REPOSITORY / "tools" / "lint_chapters.py")
-bench_build = _load("bench_build", REPOSITORY / "tools" / "bench_build.py")
 
 
 def _make(*arguments: str, **env: str) -> subprocess.CompletedProcess:
@@ -502,7 +504,7 @@ def test_chapters_are_the_notebooks_under_book(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# The build benchmark (tools/bench_build.py): the step under load, without building anything
+# The build benchmark (tools.bench_build): the step under load, without building anything
 
 
 def test_the_benchmark_plans_a_clean_build_under_load(capsys):

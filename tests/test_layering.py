@@ -1,4 +1,4 @@
-"""The import rules of ARCHITECTURE.md, enforced on every module of src/curvlab.
+"""The import rules of ARCHITECTURE.md, enforced on every module of src/curvlab and of tools/.
 
 A module's layer is its folder: ``curvlab/<folder>/...`` belongs to the layer named by
 ``<folder>``, in the order
@@ -16,6 +16,13 @@ nothing).  Three rules:
 3. No import cycle anywhere, counting imports inside functions (a lazy import hides a cycle
    from Python, not from a reader).
 
+No module outside ``symbolic/`` is longer than 500 lines.
+
+The build tools, the package ``tools`` at the repository's root (``python -m tools.<name>``),
+are in no layer: they may import the public names of ``curvlab``, ``curvgrade`` and one
+another, and neither library imports them (the wheel packages src/ only). Rules 1 and 3 and the
+500 lines hold for every tool.
+
 Imports are read with ``ast`` (module-level and function-level alike); relative imports are
 resolved against the importing module's package.
 """
@@ -27,8 +34,13 @@ from pathlib import Path
 
 import pytest
 
-SOURCE = Path(__file__).resolve().parents[1] / "src"
+REPOSITORY = Path(__file__).resolve().parents[1]
+SOURCE = REPOSITORY / "src"
 PACKAGE = SOURCE / "curvlab"
+TOOLS = REPOSITORY / "tools"
+# The packages whose imports the rules read: a library module's, and a tool's.
+LIBRARY_REACH = ("curvlab",)
+TOOL_REACH = ("curvlab", "curvgrade", "tools")
 
 LAYER_ORDER = (
     "symbolic",
@@ -44,8 +56,13 @@ LAYER_ORDER = (
 TOP_LEVEL = {"curvlab": "symbolic", "curvlab.curvature": "geometry", "curvlab.__main__": "cli"}
 
 
+def home(path: Path) -> Path:
+    """The folder ``path``'s module is named from: src/ for the libraries, the root for tools."""
+    return SOURCE if path.is_relative_to(SOURCE) else REPOSITORY
+
+
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(SOURCE).with_suffix("").parts)
+    parts = list(path.relative_to(home(path)).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
@@ -62,13 +79,19 @@ def layer_of(module: str) -> int | None:
 
 
 def is_module(name: str) -> bool:
-    """True when ``name`` is a module or package under src (``from package import module``)."""
-    path = SOURCE.joinpath(*name.split("."))
-    return path.with_suffix(".py").is_file() or path.joinpath("__init__.py").is_file()
+    """True when ``name`` is a module or package under src or a tool (``from tools import x``)."""
+    for base in (SOURCE, REPOSITORY):
+        path = base.joinpath(*name.split("."))
+        if path.with_suffix(".py").is_file() or path.joinpath("__init__.py").is_file():
+            return True
+    return False
 
 
-def imports_of(source: str, module: str, is_package: bool) -> list[tuple[str, str | None]]:
-    """(imported module, imported name or None) for every import of ``source``."""
+def imports_of(
+    source: str, module: str, is_package: bool, reach: tuple[str, ...] = LIBRARY_REACH
+) -> list[tuple[str, str | None]]:
+    """(imported module, imported name or None) for every import of ``source`` from a package
+    of ``reach``."""
     package = module if is_package else module.rpartition(".")[0]
     found = []
     for node in ast.walk(ast.parse(source)):
@@ -83,7 +106,7 @@ def imports_of(source: str, module: str, is_package: bool) -> list[tuple[str, st
                 target = node.module or ""
             for alias in node.names:
                 found.append((target, alias.name))
-    return [(target, name) for target, name in found if target.split(".")[0] == "curvlab"]
+    return [(target, name) for target, name in found if target.split(".")[0] in reach]
 
 
 def imported_module(target: str, name: str | None) -> str:
@@ -91,11 +114,13 @@ def imported_module(target: str, name: str | None) -> str:
     return f"{target}.{name}" if name and is_module(f"{target}.{name}") else target
 
 
-def violations(source: str, module: str, is_package: bool = False) -> list[str]:
-    """Every breach of rules 1 and 2 by one module's source."""
+def violations(
+    source: str, module: str, is_package: bool = False, reach: tuple[str, ...] = LIBRARY_REACH
+) -> list[str]:
+    """Every breach of rules 1 and 2 by one module's source (a tool has no layer: rule 1 only)."""
     problems = []
     own = layer_of(module)
-    for target, name in imports_of(source, module, is_package):
+    for target, name in imports_of(source, module, is_package, reach):
         is_private = name is not None and name.startswith("_") and not name.startswith("__")
         if is_private and target != module:
             problems.append(f"{module} imports the private name {name} from {target}")
@@ -109,14 +134,22 @@ def violations(source: str, module: str, is_package: bool = False) -> list[str]:
     return problems
 
 
-def import_graph(paths) -> dict[str, set[str]]:
-    """module -> the curvlab modules it imports (anywhere in its source)."""
-    graph = {}
-    for path in paths:
-        module = module_name(path)
-        edges = imports_of(path.read_text(), module, path.name == "__init__.py")
-        graph[module] = {imported_module(t, n) for t, n in edges} - {module}
-    return graph
+def imported_modules(
+    source: str, module: str, is_package: bool = False, reach: tuple[str, ...] = LIBRARY_REACH
+) -> set[str]:
+    """The other modules of ``reach`` that one module's source imports (anywhere in it)."""
+    edges = imports_of(source, module, is_package, reach)
+    return {imported_module(target, name) for target, name in edges} - {module}
+
+
+def import_graph(paths, reach: tuple[str, ...] = LIBRARY_REACH) -> dict[str, set[str]]:
+    """module -> the modules of ``reach`` it imports (anywhere in its source)."""
+    return {
+        module_name(path): imported_modules(
+            path.read_text(), module_name(path), path.name == "__init__.py", reach
+        )
+        for path in paths
+    }
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -151,17 +184,30 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 MODULES = sorted(PACKAGE.rglob("*.py"))
+TOOL_MODULES = sorted(TOOLS.rglob("*.py"))
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SOURCE)))
+def _id(path: Path) -> str:
+    return str(path.relative_to(home(path)))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_id)
 def test_every_module_has_a_layer_and_keeps_the_import_rules(path):
     module = module_name(path)
     assert layer_of(module) is not None, f"{module}: put it in a layer's folder (ARCHITECTURE.md)"
     assert violations(path.read_text(), module, path.name == "__init__.py") == []
 
 
+@pytest.mark.parametrize("path", TOOL_MODULES, ids=_id)
+def test_every_tool_imports_no_private_name(path):
+    source, module = path.read_text(), module_name(path)
+    assert violations(source, module, path.name == "__init__.py", TOOL_REACH) == []
+
+
 def test_the_import_graph_has_no_cycle():
-    assert cycles(import_graph(MODULES)) == []
+    assert TOOL_MODULES, "the build tools are the package tools/"
+    graph = import_graph(MODULES) | import_graph(TOOL_MODULES, TOOL_REACH)
+    assert cycles(graph) == []
 
 
 def test_the_checker_catches_each_kind_of_breach():
@@ -182,6 +228,26 @@ def test_the_checker_catches_each_kind_of_breach():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
+def test_the_checker_catches_a_tool_breaching_them():
+    private = "from tools.lint_chapters import _ruff\n"
+    assert "private name _ruff" in violations(private, "tools.check_kit", reach=TOOL_REACH)[0]
+    relative = "def f():\n    from .raw_outputs import _is_bare\n"
+    found = violations(relative, "tools.check_kit", reach=TOOL_REACH)
+    assert "_is_bare from tools.raw_outputs" in found[0]
+    library_private = "from curvgrade.sandbox import _mounts\n"
+    assert violations(library_private, "tools.check_kit", reach=TOOL_REACH)
+    public = "from curvlab.cli import main\nfrom curvgrade import read_chapter\n"
+    assert violations(public, "tools.check_kit", reach=TOOL_REACH) == []
+    one_way = imported_modules(
+        "from tools import raw_outputs\n", "tools.check_kit", False, TOOL_REACH
+    )
+    back = imported_modules("import tools.check_kit\n", "tools.raw_outputs", False, TOOL_REACH)
+    assert one_way == {"tools.raw_outputs"} and back == {"tools.check_kit"}
+    graph = {"tools.check_kit": one_way, "tools.raw_outputs": back}
+    assert cycles(graph) == [["tools.check_kit", "tools.raw_outputs"]]
+    assert "tools" in imported_packages("def f():\n    from tools import check_kit\n")
+
+
 def test_a_module_outside_the_layer_folders_has_no_layer():
     assert layer_of("curvlab.experiments.cells") is None
     assert layer_of("curvlab.geometry.curvature") == LAYER_ORDER.index("geometry")
@@ -190,17 +256,17 @@ def test_a_module_outside_the_layer_folders_has_no_layer():
 
 @pytest.mark.parametrize(
     "path",
-    [p for p in MODULES if "symbolic" not in p.relative_to(PACKAGE).parts],
-    ids=lambda p: str(p.relative_to(SOURCE)),
+    [p for p in MODULES if "symbolic" not in p.relative_to(PACKAGE).parts] + TOOL_MODULES,
+    ids=_id,
 )
 def test_no_module_outside_symbolic_exceeds_500_lines(path):
     assert len(path.read_text().splitlines()) <= 500
 
 
-def imported_packages(path: Path) -> set[str]:
-    """The top-level packages ``path`` imports by absolute name (relative imports stay home)."""
+def imported_packages(source: str) -> set[str]:
+    """The top-level packages ``source`` imports by absolute name (relative imports stay home)."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -213,7 +279,18 @@ GRADER_MODULES = sorted(SOURCE.joinpath("curvgrade").rglob("*.py"))
 
 def test_the_library_and_the_grader_import_nothing_of_each_other():
     assert GRADER_MODULES, "the grader is the package src/curvgrade"
-    library_to_grader = [p for p in MODULES if "curvgrade" in imported_packages(p)]
-    grader_to_library = [p for p in GRADER_MODULES if "curvlab" in imported_packages(p)]
+    library_to_grader = [p for p in MODULES if "curvgrade" in imported_packages(p.read_text())]
+    grader_to_library = [p for p in GRADER_MODULES if "curvlab" in imported_packages(p.read_text())]
     assert library_to_grader == [], "curvlab must not import the grader"
     assert grader_to_library == [], "curvgrade locates curvlab (sandbox.LIBRARIES), not imports it"
+
+
+def test_neither_library_imports_the_tools():
+    reaching = [
+        _id(path)
+        for path in MODULES + GRADER_MODULES
+        if "tools" in imported_packages(path.read_text())
+    ]
+    assert reaching == [], (
+        "the tools import the libraries, never the reverse (the wheel has no tools)"
+    )

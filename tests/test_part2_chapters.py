@@ -1,23 +1,17 @@
 """Laws of the Part II chapters' source: code that fits the page, one table of checks, and no
 assertion of which verdict comes out (by ``assert`` or by a check table's ``holds``)."""
 
-import importlib.util
 import io
 import re
-import sys
 import tokenize
 from pathlib import Path
 
 import pytest
 
+from tools import lint_chapters
+
 REPOSITORY = Path(__file__).resolve().parents[1]
 CHAPTERS = REPOSITORY / "book" / "experiments"
-_spec = importlib.util.spec_from_file_location(
-    "lint_chapters", REPOSITORY / "tools" / "lint_chapters.py"
-)
-lint_chapters = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = lint_chapters  # its dataclass looks its module up
-_spec.loader.exec_module(lint_chapters)
 SLIM = (  # chapters whose cells show, not compute
     "autodiff-curvature",
     "depth-amplification",

@@ -1,18 +1,8 @@
-"""What tools/raw_outputs.py calls a raw repr on the page, on synthetic notebook outputs."""
-
-import importlib.util
-import sys
-from pathlib import Path
+"""What ``tools.raw_outputs`` calls a raw repr on the page, on synthetic notebook outputs."""
 
 import pytest
 
-REPOSITORY = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location(
-    "raw_outputs", REPOSITORY / "tools" / "raw_outputs.py"
-)
-raw_outputs = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = raw_outputs
-_spec.loader.exec_module(raw_outputs)
+from tools import raw_outputs
 
 
 def _result(text, **more):

@@ -1,24 +1,18 @@
 """No page of the built sites shows a raw Python repr (``make book``, ``make book-student``).
 
-The executed notebooks the pages are built from are read with tools/raw_outputs.py: an output
+The executed notebooks the pages are built from are read with ``tools.raw_outputs``: an output
 whose only form is ``text/plain`` and which is a bare tuple, list, dict or number fails, unless
 ``raw_outputs.ALLOWED`` names it with the reason it is shown as is. Marked slow: it runs after
 the build (``make test-slow``).
 """
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from tools import raw_outputs
+
 REPOSITORY = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location(
-    "raw_outputs", REPOSITORY / "tools" / "raw_outputs.py"
-)
-raw_outputs = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = raw_outputs
-_spec.loader.exec_module(raw_outputs)
 
 EXECUTED = {
     "book": REPOSITORY / "_build" / "jupyter_execute",  # myst-nb: each page's executed notebook

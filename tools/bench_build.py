@@ -1,11 +1,11 @@
 """Benchmark the book build: clean, no change, after an edit to one chapter, and under load.
 
-    python tools/bench_build.py                 # steps 1-3, on book/geometry/fisher-rao.md
-    python tools/bench_build.py --chapter book/experiments/reproduction.md
-    python tools/bench_build.py --skip-clean    # reuse the current _build (no clean build)
-    python tools/bench_build.py --load 2        # also a clean build beside 2 busy processes
-    python tools/bench_build.py --only-load --load 2   # that step alone
-    python tools/bench_build.py --load 2 --dry-run     # print the steps, run nothing
+    python -m tools.bench_build                 # steps 1-3, on book/geometry/fisher-rao.md
+    python -m tools.bench_build --chapter book/experiments/reproduction.md
+    python -m tools.bench_build --skip-clean    # reuse the current _build (no clean build)
+    python -m tools.bench_build --load 2        # also a clean build beside 2 busy processes
+    python -m tools.bench_build --only-load --load 2   # that step alone
+    python -m tools.bench_build --load 2 --dry-run     # print the steps, run nothing
 
 Each step is a real ``make book`` from the repository root, timed by wall clock:
 
@@ -117,7 +117,9 @@ def executions(chapter: Path, directory: Path = REPOSITORY) -> list[float]:
 
 
 def main(arguments: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.bench_build", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--chapter", type=Path, default=Path("book/geometry/fisher-rao.md"))
     parser.add_argument("--skip-clean", action="store_true", help="no clean build")
     parser.add_argument(

@@ -1,6 +1,6 @@
 """Check a course kit (``make kit``): one wheel holding only the libraries, and the pins.
 
-    python tools/check_kit.py editions/kit
+    python -m tools.check_kit editions/kit
 
 A student installs the kit; it must carry nothing that gives an exercise away: no chapter
 (``book/``), no test (``tests/`` describes the hidden checks), no notebook, no autograder
@@ -48,7 +48,7 @@ def problems(kit: Path) -> list[str]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python tools/check_kit.py KIT_FOLDER", file=sys.stderr)
+        print("usage: python -m tools.check_kit KIT_FOLDER", file=sys.stderr)
         return 2
     kit = Path(argv[0])
     if not kit.is_dir():

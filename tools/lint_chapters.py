@@ -1,7 +1,7 @@
 """Lint and format the chapters' code cells with ruff, exactly as ``src/`` is linted.
 
 The chapters are MyST Markdown notebooks: their code lives in ```` ```{code-cell} ```` fences. This
-script copies each chapter's code cells into a temporary ``.ipynb`` (ruff understands notebooks:
+module copies each chapter's code cells into a temporary ``.ipynb`` (ruff understands notebooks:
 magics are allowed, imports are checked per cell), runs ruff with the repository's
 ``pyproject.toml``, and reports each finding at its line in the ``.md`` file. With ``--fix`` it
 applies ruff's fixes and its formatting and writes only the changed cell sources back into the
@@ -12,9 +12,9 @@ The line length is the width of the page's code column, not the library's 100 ch
 dropdown (narrower by the admonition's border and padding). A line ruff cannot shorten (a long
 string or comment) is a finding (E501), to be shortened by hand.
 
-    python tools/lint_chapters.py         # check every chapter under book/; exit 1 on a finding
-    python tools/lint_chapters.py --fix   # fix and format, then report what is left
-    python tools/lint_chapters.py book/geometry/fisher-rao.md ...   # only these chapters
+    python -m tools.lint_chapters         # check every chapter under book/; exit 1 on a finding
+    python -m tools.lint_chapters --fix   # fix and format, then report what is left
+    python -m tools.lint_chapters book/geometry/fisher-rao.md ...   # only these chapters
 """
 
 from __future__ import annotations
@@ -262,7 +262,9 @@ def lint(chapters: list[Path], config: Path, fix: bool) -> list[str]:
 
 
 def main(arguments: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.lint_chapters", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("chapters", nargs="*", type=Path, help="chapter .md files (default: book/)")
     parser.add_argument("--fix", action="store_true", help="apply ruff's fixes and formatting")
     parser.add_argument("--config", type=Path, default=Path("pyproject.toml"))

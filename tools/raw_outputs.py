@@ -7,8 +7,8 @@ text is a bare tuple, list, dict, set or number (``(0.54, -0.04)``, ``{'ungated'
 the site is built from (``_build/jupyter_execute/``), skipping what the page does not show
 (outputs of ``remove-output``/``remove-cell`` cells, glued values).
 
-    python tools/raw_outputs.py                      # _build/jupyter_execute; exit 1 on a find
-    python tools/raw_outputs.py _build/student-src   # any folder of executed notebooks
+    python -m tools.raw_outputs                      # _build/jupyter_execute; exit 1 on a find
+    python -m tools.raw_outputs _build/student-src   # any folder of executed notebooks
 """
 
 from __future__ import annotations
@@ -96,7 +96,9 @@ def findings(folder: Path, allowed: dict[tuple[str, str], str] = ALLOWED) -> lis
 
 
 def main(arguments: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.raw_outputs", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("folder", nargs="?", type=Path, default=Path("_build/jupyter_execute"))
     options = parser.parse_args(arguments)
     if not options.folder.is_dir():
