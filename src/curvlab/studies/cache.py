@@ -39,7 +39,16 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["cache_dir", "cache_key", "cache_path", "cached", "code_version", "import_closure"]
+__all__ = [
+    "cache_dir",
+    "cache_key",
+    "cache_path",
+    "cached",
+    "code_version",
+    "compute_and_store",
+    "import_closure",
+    "load_result",
+]
 
 _ENVIRONMENT_VARIABLE = "CURVLAB_CACHE"
 _DIRECTORY_NAME = ".curvlab-cache"
@@ -258,8 +267,20 @@ def cached(
     """
     path = cache_path(fn, config, name=name, entry=entry, directory=directory)
     if path.is_file() and not refresh:
-        with path.open(encoding="utf-8") as handle:
-            return json.load(handle)["result"]
+        return load_result(path)
+    return compute_and_store(fn, config, path)
+
+
+def load_result(path: Path):
+    """The result stored in the cache file ``path`` (written by :func:`compute_and_store`)."""
+    with Path(path).open(encoding="utf-8") as handle:
+        return json.load(handle)["result"]
+
+
+def compute_and_store(fn: Callable, config, path: Path):
+    """``fn(config)`` computed and stored in the cache file ``path`` (from :func:`cache_path`:
+    the caller computes the key once); the stored value, as :func:`cached` returns it."""
+    path = Path(path)
     result = fn(config)
     text = json.dumps({"config": config, "result": result}, allow_nan=False, indent=1)
     try:

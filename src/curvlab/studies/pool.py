@@ -32,7 +32,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from tqdm.auto import tqdm
 
-from curvlab.studies.cache import cache_path, cached
+from curvlab.studies.cache import cache_path, compute_and_store, load_result
 
 __all__ = ["JOBS_VARIABLE", "available_cores", "cached_map", "resolve_jobs"]
 
@@ -82,8 +82,6 @@ def _set_threads(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def _compute(fn, config, name, entry, directory, refresh):
-    return cached(fn, config, name=name, entry=entry, directory=directory, refresh=refresh)
 
 
 def _finished(bar, label, config) -> None:
@@ -126,16 +124,15 @@ def cached_map(
     """
     configs = list(configs)
     jobs = resolve_jobs(jobs)
+    # each cell's key (its code's digest and its config) is computed once, here
+    paths = [cache_path(fn, c, name=name, entry=entry, directory=directory) for c in configs]
     results: list = [None] * len(configs)
     missing = []
-    for index, config in enumerate(configs):
-        if (
-            refresh
-            or not cache_path(fn, config, name=name, entry=entry, directory=directory).is_file()
-        ):
+    for index, path in enumerate(paths):
+        if refresh or not path.is_file():
             missing.append(index)
         else:
-            results[index] = cached(fn, config, name=name, entry=entry, directory=directory)
+            results[index] = load_result(path)
     bar = tqdm(
         total=len(configs),
         initial=len(configs) - len(missing),
@@ -146,11 +143,10 @@ def cached_map(
     workers = min(jobs, len(missing))
     if any(_on_gpu(configs[i]) for i in missing):
         workers = 1
-    arguments = (name, entry, directory, refresh)
     try:
         if workers <= 1:
             for index in missing:
-                results[index] = _compute(fn, configs[index], *arguments)
+                results[index] = compute_and_store(fn, configs[index], paths[index])
                 _finished(bar, label, configs[index])
             return results
         context = multiprocessing.get_context("spawn")
@@ -158,7 +154,7 @@ def cached_map(
         with ProcessPoolExecutor(
             workers, mp_context=context, initializer=_set_threads, initargs=(threads,)
         ) as pool:
-            pending = {pool.submit(_compute, fn, configs[i], *arguments): i for i in missing}
+            pending = {pool.submit(compute_and_store, fn, configs[i], paths[i]): i for i in missing}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
