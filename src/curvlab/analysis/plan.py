@@ -19,11 +19,12 @@ Conventions:
 - ``holm_family`` names the family over which p is Holm-adjusted; None: a secondary claim,
   reported unadjusted and not counted in the family.
 
-History of the decision rule (analysis-layer changes apply to every version and both studies;
-a frozen plan's content and hash are unchanged by them).  Paired p are exact sign-flip p
-(:mod:`curvlab.analysis.randomization`), TOST two one-sided sign-flip tests, ties judged with
-a tolerance; a claim whose test's floor, Holm-adjusted, is not below α, or without a valid
-seed-cluster interval, is "undecidable" (:mod:`curvlab.analysis.decidability`).
+The decision rule belongs to the analysis layer, not to a plan, so it applies to every version
+and both studies and a frozen plan's content and hash never change with it
+(docs/decisions/0003-the-decision-rule-belongs-to-the-analysis.md).  Paired p are exact
+sign-flip p (:mod:`curvlab.analysis.randomization`), TOST two one-sided sign-flip tests, ties
+judged with a tolerance; a claim whose test's floor, Holm-adjusted, is not below α, or without
+a valid seed-cluster interval, is "undecidable" (:mod:`curvlab.analysis.decidability`).
 """
 
 from __future__ import annotations
