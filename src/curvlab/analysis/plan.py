@@ -19,11 +19,12 @@ Conventions:
 - ``holm_family`` names the family over which p is Holm-adjusted; None: a secondary claim,
   reported unadjusted and not counted in the family.
 
-History of the decision rule (analysis-layer changes apply to every version and both studies;
-a frozen plan's content and hash are unchanged by them).  Paired p are exact sign-flip p
-(:mod:`curvlab.analysis.randomization`), TOST two one-sided sign-flip tests, ties judged with
-a tolerance; a claim whose test's floor, Holm-adjusted, is not below α, or without a valid
-seed-cluster interval, is "undecidable" (:mod:`curvlab.analysis.decidability`).
+The decision rule belongs to the analysis layer, not to a plan, so it applies to every version
+and both studies and a frozen plan's content and hash never change with it
+(docs/decisions/0003-the-decision-rule-belongs-to-the-analysis.md).  Paired p are exact
+sign-flip p (:mod:`curvlab.analysis.randomization`), TOST two one-sided sign-flip tests, ties
+judged with a tolerance; a claim whose test's floor, Holm-adjusted, is not below α, or without
+a valid seed-cluster interval, is "undecidable" (:mod:`curvlab.analysis.decidability`).
 """
 
 from __future__ import annotations
@@ -413,16 +414,10 @@ PLAN = AnalysisPlan(
     accuracy_margin=_ACCURACY_MARGIN,
     log_curvature_margin=_LOG_CURVATURE_MARGIN,
 )
-"""The plan of the confirmatory study.  The exploratory study (seeds 0–19) informed these
-choices.  The confirmatory seeds start at 1000: seeds 200–219 were used in the review that
-asked for this plan, and the pilot uses 100–102, so no run of seeds 1000–1039 was seen before
-this plan was committed.  The grid (64 points per axis) was chosen on exploratory seeds 0–9
-at the plan's budget: the median |log(I_P / I_2P)| over those sheets was about 0.3 at P = 16,
-0.14 at 32, 0.06 at 48 and 0.04 at 64 (the integrand has narrow peaks; the midpoint rule
-converges slowly), so 64 is the coarsest grid of those that meets the 0.05 threshold.
-40 seeds: the exploratory effects of E1 and E2-headwise (d_z ≈ 0.47 to 0.66) need 20 to 38
-seeds for 80% power at α = 0.05, unadjusted (:func:`curvlab.analysis.stats.required_seeds`);
-Holm's first step needs more, which the chapter computes and states."""
+"""Version 1 of the confirmatory plan, frozen before any run of its seeds (1000–1039) was seen:
+the coarsest grid that met the 0.05 convergence threshold on exploratory sheets, and enough
+seeds for 80% power on the exploratory effects; the numbers behind each choice:
+docs/decisions/0001-confirmatory-plan-version-1.md."""
 
 
 _ADAPTIVE, _CAPPED = "log_curvature_adaptive", "log_curvature_capped"
@@ -464,37 +459,12 @@ PLAN_V2 = AnalysisPlan(
     accuracy_margin=_ACCURACY_MARGIN,
     log_curvature_margin=_LOG_CURVATURE_MARGIN,
 )
-"""Version 2 of the confirmatory plan: version 1's questions, with ∫|K| dA by an estimator
-that converges on the study's own sheets.  What changed and why:
-
-- **The estimator.**  Version 1's confirmatory study (seeds 1000–1039) reported in its own
-  ``meta.json`` that its 64² midpoint rule did not meet its criterion: the median
-  |log(I₆₄/I₁₂₈)| over its checked sheets was 0.11 against 0.05, the 90th percentile 0.82.
-  An analysis of 160 of those runs (retrained from the cache) found why: the integral is
-  carried by a few spikes of |K| (1e4–1e7) 3e-4 to 3e-3 input units wide, where the larger
-  singular value of the Jacobian collapses; a uniform grid hits or misses them by chance.
-  Version 2 integrates the same estimand (∫|K| dA over the points within 0.2 of a training
-  point) by the adaptive rule of :mod:`curvlab.geometry.adaptive`, from a 32² grid to a
-  relative tolerance of 3%, and checks it from a 64² grid on every fourth seed: the median and
-  the 90th percentile of |log(I₃₂/I₆₄)| must both be below 0.05.
-- **The secondary measure.**  The capped integrand ∫ min(|K|, 1/m) dA (m the median √det g of
-  the sheet) converges on the uniform grid and measures the spread-out curvature that the
-  spikes hide; its two claims are secondary (unadjusted).
-- **The cost, and what the plan trades for it.**  On sheets of the plan's budget (seeds 9000
-  and 9001, used only to measure cost), the adaptive rule took 5.8k to 265k evaluations of
-  the jets per sheet at tolerance 1% from 32² (1.87M for the 16 sheets of the gated model),
-  0.68M at 3%; the jets run at about 24k evaluations per second on one CPU thread.  To stay
-  near the 10-minute confirmatory budget on 2 cores, version 2 (i) refines only the sheets of
-  the three models its curvature claims compare (ungated, gated elementwise, the additive
-  ablation), so E3 pools those three models' cells, not five; (ii) uses tolerance 3% from 32²,
-  not 1% from 64²; (iii) runs 16 fresh seeds, not 40.  Fewer seeds widen the
-  intervals: the chapter states each claim's minimum detectable effect.
-- **Fresh seeds.**  Version 1's seeds (1000–1039) have been seen; seeds 1040–1079 were used
-  by an unkept trial of an earlier design of this version.  Version 2 starts at 2000, a range
-  no study, pilot or trial has used.
-
-Everything else (claims and strata, the fixed budget and its ladder, ρ points, α and the
-margins) is version 1's."""
+"""Version 2 of the confirmatory plan: version 1's questions, with ∫|K| dA by an adaptive rule
+that converges on the study's own sheets where version 1's uniform grid missed the spikes of
+|K|, on the three models the curvature claims compare and 16 fresh seeds from 2000 so that the
+study fits its time budget; what changed, why, and the numbers:
+docs/decisions/0002-confirmatory-plan-version-2.md.  Everything else (claims and strata, the
+fixed budget and its ladder, ρ points, α and the margins) is version 1's."""
 
 PLANS: dict[int, AnalysisPlan] = {1: PLAN, 2: PLAN_V2}
 """Every frozen plan by its version; the reproduction follows the latest."""

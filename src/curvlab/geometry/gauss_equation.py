@@ -218,11 +218,11 @@ def row_jets(f_rows: Callable, points: torch.Tensor) -> tuple[torch.Tensor, torc
     :func:`jets` of the one-point map, up to round-off, with no ``vmap`` over the points: for
     each of the k(k+1)/2 pairs a ≤ b, a forward derivative along e_a inside one along e_b
     gives J e_a and ∂_b ∂_a f; the pairs are stacked along the map's own batch axis, so one
-    call of ``f_rows`` on k(k+1)/2 · N rows carries them all.  On two of the study's trained
-    classifiers (ungated and elementwise-gated, 2 CPU threads), under ``vmap`` over members,
-    it ran 1.04-1.43x as fast as :func:`jets` for one member's 16 to 4096 points (the adaptive
-    rule's calls) and 0.92-1.02x for 16 members' 1024 each.  A map whose rows interact (batch
-    statistics) has no such row jets: its result here would be wrong, not refused.
+    call of ``f_rows`` on k(k+1)/2 · N rows carries them all.  On the study's trained
+    classifiers it is faster than :func:`jets` for one member's points, the adaptive rule's
+    calls (the timings: docs/decisions/0009-parallel-tests-and-faster-jets.md).  A map whose
+    rows interact (batch statistics) has no such row jets: its result here would be wrong, not
+    refused.
     """
     n, k = points.shape
     pairs = [(a, b) for a in range(k) for b in range(a, k)]

@@ -12,9 +12,11 @@ cached).  :func:`import_closure` finds the code a result depends on by itself: i
 ``from curvlab.x import y`` to the module ``curvlab.x.y`` when ``y`` is one, and keeps every
 ``curvlab`` module it reaches, with the packages above each.  No list is kept by hand, so no
 module can be forgotten.  A module enters the key by its syntax tree without docstrings (comments
-do not survive parsing, nor does layout), so that editing a comment or a docstring keeps every
-cached result, and editing code in any module the study imports computes it afresh (old files
-are left in place; delete the directory to clear it).
+do not survive parsing, nor does layout), so that editing a comment or the docstring of a module,
+class or function keeps every cached result, and editing code in any module the study imports
+computes it afresh (old files are left in place; delete the directory to clear it).  A string
+placed after an assignment (an attribute's docstring) is an expression of the module's body,
+so it counts as code.
 
 The directory is ``$CURVLAB_CACHE`` when set, else ``.curvlab-cache/`` at the repository root
 (the folder holding ``pyproject.toml`` above this file), else ``.curvlab-cache/`` in the current

@@ -10,12 +10,11 @@ with the cells missing from the cache computed by ``jobs`` worker processes at o
 process pool, ``spawn`` start method), and a progress bar that counts cells as they finish.
 
 **Threads.**  The workers share the cores: each computes on ``cores // workers`` torch threads
-(at least one), so two workers on two cores compute on one thread each.  The models are small,
-so workers use the cores better than intra-op threads do: one reproduction cell took 15.0 s on
-two threads and 20.6 s on one (so two one-thread workers do about 1.46 times the work of one
-two-thread process); results came out equal bit for bit on one and on two threads, and
-``tests/studies/test_pool.py`` checks that the workers' results equal those computed here.
-A cell computed here (``jobs=1``) uses the caller's threads.
+(at least one), so two workers on two cores compute on one thread each, because the models are
+small and workers use the cores better than intra-op threads do (the timings:
+docs/decisions/0005-one-thread-study-workers.md).  ``tests/studies/test_pool.py`` checks that
+the workers' results equal those computed here, and that a cell gives the same numbers on one
+and on two threads.  A cell computed here (``jobs=1``) uses the caller's threads.
 
 ``jobs``: the number of worker processes; ``None`` reads ``$CURVLAB_JOBS`` and is 1 when that is
 unset (a study called from a notebook computes in its kernel; the command line,

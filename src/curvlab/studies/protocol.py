@@ -189,7 +189,7 @@ def reproduce_config(scale: str = "small", **overrides) -> dict:
 _REALDATA = {
     "datasets": ["digits", "breast_cancer", "wine"],  # curvlab.data.realdata.DATASETS
     "models": list(VARIANTS),
-    "seeds": list(range(4)),  # 4, not 5: the small study's time budget (history below)
+    "seeds": list(range(4)),  # what the time budget leaves beside the quadrature (E3 needs 3)
     "test_fraction": 0.25,
     "d_model": 10,  # >= the widest token (breast cancer's w = 10): no projection below w
     "n_heads": 2,
@@ -201,8 +201,8 @@ _REALDATA = {
     "schedule": "cosine",
     "backend": "einsum",  # the training pass (measured by the module either way)
     "triangles": 4,  # slices per run, drawn from the run's seed
-    "subdivision": 16,  # P: ∫|K| dA by the centroid rule on P² sub-triangles (was 8)
-    "subdivision_check": 32,  # 2P on every run: the quadrature's convergence (was 16)
+    "subdivision": 16,  # P: ∫|K| dA by the centroid rule on P² sub-triangles
+    "subdivision_check": 32,  # 2P on every run: the quadrature's convergence
     "convergence_threshold": 0.05,  # Part II's: median and 90th percentile of |log(I_P/I_2P)|
     "logistic_c": 1.0,
     "logistic_max_iter": 5000,
@@ -221,30 +221,12 @@ REALDATA_SCALES: dict[str, dict] = {
 """The real-data study's sizes (:mod:`curvlab.studies.realdata`): one run's settings plus
 the swept lists (datasets, models, seeds).
 
-History (the study is exploratory; no run of it had been read for verdicts when this changed).
-The first small scale had 5 seeds and P = 8 (2P = 16).  Timed before its first full run, one
-run at a time with one thread: training dominates (digits, 300 epochs, five seeds of one model
-together: about 20 s of CPU; breast cancer and wine a few seconds each), and the quadrature at
-P = 8 did not converge: on one cell's five runs (digits, ``gated_elementwise``) |log(I_8/I_16)|
-reached 0.48 (0.42 in an earlier estimate), ten times Part II's threshold of 0.05, because
-|K| on a trained sheet lives in narrow spikes that a coarse subdivision of the triangle hits
-or misses.  The same runs gave median 0.02 and largest 0.20 between P = 16 and 32, and under
-0.09 between 32 and 64 (on wine too); 64 costs about 50 s of CPU per cell, out of reach.  So
-the small scale now uses P = 16 with 2P = 32 (its convergence is measured on every run and
-reported as it comes out, converged or not, in ``meta["quadrature_convergence"]``), and 4
-seeds instead of 5 (E3's bootstrap needs at least 3) to pay for it within the budget of about
-4 minutes on one quiet core; the epochs stay at 300 (150 cost digits about five points of
-accuracy).  The five models, the datasets, the triangles and the near-linear rule are
-unchanged.  ``medium`` keeps its settings with the finer quadrature and prints its estimated
-time (:func:`curvlab.studies.realdata.estimated_seconds`) before it starts.
-
-The first full run of this small scale (60 runs; 189 s of CPU, one thread, 4 min 41 s of wall
-time at the lowest priority on a shared 2-core machine) measured |log(I_16/I_32)| with median
-0.023 and 90th percentile 0.149: the median meets Part II's criterion, the 90th percentile does
-not, so the estimate has **not** converged by it, and the chapter says so with its numbers.
-The adaptive rule of :mod:`curvlab.geometry.adaptive` would apply to the triangle (as a level
-function on the unit box) but starts from far more evaluations than P = 32 has; it is not
-used at this scale."""
+The small scale integrates ∫|K| dA at P = 16 and checks it at 2P = 32 on every run, because
+|K| on a trained sheet lives in narrow spikes that a coarser subdivision hits or misses, with 4
+seeds to pay for it within the study's time budget; its convergence is reported as it comes
+out, converged or not, in ``meta["quadrature_convergence"]``, and ``medium`` prints its
+estimated time (:func:`curvlab.studies.realdata.estimated_seconds`) before it starts (the
+numbers: docs/decisions/0004-real-data-quadrature-and-seeds.md)."""
 
 
 _LANGUAGE_MODEL = {
