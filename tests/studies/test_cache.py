@@ -57,7 +57,7 @@ def test_cache_hits_on_the_same_config_and_misses_on_a_changed_one(tmp_path):
 
 def test_the_closure_follows_imports_at_any_depth_and_inside_functions():
     cells = import_closure("curvlab.studies.cells")
-    # cells -> models.sheets -> geometry.measures -> geometry.quadrature, and the point map
+    # cells -> measurement.sheets -> geometry.measures -> geometry.quadrature, and the point map
     assert {"curvlab.geometry.quadrature", "curvlab.models.point_map"} <= set(cells)
     assert {"curvlab", "curvlab.models", "curvlab.geometry"} <= set(cells)  # the packages run
     assert all(name.startswith("curvlab") for name in cells)

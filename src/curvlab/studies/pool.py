@@ -81,8 +81,6 @@ def _set_threads(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-
-
 def _finished(bar, label, config) -> None:
     if label is not None:
         bar.set_postfix_str(label(config), refresh=False)
