@@ -1,13 +1,19 @@
 """The one home of the test suite's shared configuration: the tiny studies.
 
-``tiny_study(tmp_path, **overrides)`` is a Part II reproduction small enough for a test (4 seeds ×
-4 tasks, 2 of them linear, 6 epochs, one retraining), and ``TINY_DEPTH`` the depth study's
-counterpart; tests take them from here rather than writing their own.
+``tiny_study(**overrides)`` gives the overrides of a Part II reproduction small enough for a
+test (4 seeds × 4 tasks, 2 of them linear, 6 epochs, one retraining), ``tiny_options(**changes)``
+the options it runs with (CPU, a cache under the test's tmp_path, no progress bar), and
+``TINY_DEPTH`` the depth study's counterpart; tests take them from here rather than writing
+their own::
+
+    run_study(REPRODUCE, "small", tiny_options(), **tiny_study())
 """
 
 from __future__ import annotations
 
 import pytest
+
+from curvlab.studies.study import Options
 
 TINY_DEPTH = {
     "depths": [1, 2],
@@ -17,14 +23,13 @@ TINY_DEPTH = {
     "probe_points": 4,
     "n_train": 16,
     "n_test": 16,
-    "device": "cpu",
 }
 
 
 def tiny_study_config(tmp_path, **overrides) -> dict:
-    """Keyword arguments of ``reproduce("small", ...)`` for a tiny study cached under tmp_path."""
+    """The overrides of a tiny reproduction (module docstring)."""
     return {
-        "seeds": 4,
+        "seeds": [0, 1, 2, 3],
         "epochs": 6,
         "retrain_doublings": 1,
         "tasks": ["blobs", "half_plane", "xor", "circles"],
@@ -34,16 +39,27 @@ def tiny_study_config(tmp_path, **overrides) -> dict:
         "rho_points": 16,
         "adaptive_base": 8,  # the confirmatory study's adaptive rule from coarse grids
         "adaptive_check_base": 16,
-        "directory": tmp_path / "cache",
-        "progress": False,
         **overrides,
     }
+
+
+def tiny_options_of(tmp_path, **changes) -> Options:
+    """The tiny studies' options: the CPU, the cache ``tmp_path/cache``, no progress bar."""
+    return Options(
+        **{"device": "cpu", "directory": tmp_path / "cache", "progress": False, **changes}
+    )
 
 
 @pytest.fixture
 def tiny_study(tmp_path):
     """A factory: ``tiny_study(**overrides)`` gives the tiny study's keyword arguments."""
     return lambda **overrides: tiny_study_config(tmp_path, **overrides)
+
+
+@pytest.fixture
+def tiny_options(tmp_path):
+    """A factory: ``tiny_options(**changes)`` gives the tiny studies' :class:`Options`."""
+    return lambda **changes: tiny_options_of(tmp_path, **changes)
 
 
 @pytest.fixture

@@ -679,11 +679,13 @@ def test_the_studies_step_runs_registered_studies_the_chapters_read():
         path.read_text(encoding="utf-8") for path in (REPOSITORY / "book").rglob("*.md")
     )
     called = {
-        "reproduce": "reproduce(",
-        "pilot": "pilot(",
-        "sweep": "sweep(",
-        "depth": "depth_study(",
-        "poole": "poole_study(",
+        "reproduce": "run_study(REPRODUCE,",
+        "pilot": "run_study(PILOT,",
+        "sweep": "run_study(SWEEP,",
+        "depth": "run_study(DEPTH,",
+        "poole": "run_study(POOLE,",
+        "realdata": "run_study(REALDATA,",
+        "lm": "run_study(LM,",
         "boundaries": "retrain(",
     }
     for study, call in called.items():

@@ -1,7 +1,8 @@
-"""The command line is a registry of studies: common options once, a folder for --out, no
+"""The command line is a table of studies: common options once, a folder for --out, no
 command falling through into another, and each study writing its result."""
 
 import csv
+import dataclasses
 import functools
 import json
 import subprocess
@@ -9,9 +10,11 @@ import sys
 
 import pytest
 
+from curvlab import cli
 from curvlab.cli import STUDIES, build_parser, main
 from curvlab.models.attention import VARIANTS
 from curvlab.studies.result import StudyResult
+from curvlab.studies.study import Options
 
 COMMANDS = (
     "reproduce",
@@ -30,6 +33,7 @@ def test_every_study_is_registered_with_the_common_options():
     assert set(COMMANDS) == set(STUDIES)
     parser = build_parser()
     for name, study in STUDIES.items():
+        assert study.name == name
         args = parser.parse_args([name, "--out", "here", "--no-progress", "--device", "cpu"])
         assert (args.command, args.out, args.no_progress, args.device) == (
             name,
@@ -38,7 +42,7 @@ def test_every_study_is_registered_with_the_common_options():
             "cpu",
         )
         assert args.scale == "small"
-        if study.cached:
+        if study.caches:
             assert parser.parse_args([name, "--refresh", "--cache-dir", "c"]).refresh
 
 
@@ -60,40 +64,55 @@ def test_bad_arguments_exit_with_status_2_naming_them(capsys):
         assert option in capsys.readouterr().err
 
 
-def test_an_unknown_command_is_refused_and_never_runs_another_study(monkeypatch, capsys):
-    ran = []
-    for study in STUDIES.values():
-        monkeypatch.setattr(study, "run", lambda args, name=study.name: ran.append(name))
+@pytest.fixture
+def driver(monkeypatch):
+    """The driver replaced by a recorder: each call's study name, scale, options, overrides;
+    every study's report and special writer removed, so that any result can stand in."""
+    calls = []
+
+    def run_study(study, scale, options, **overrides):
+        calls.append((study.name, scale, options, overrides))
+        return StudyResult(runs=[{"study": study.name}], meta={"scale": scale})
+
+    monkeypatch.setattr(cli, "run_study", run_study)
+    monkeypatch.setattr(cli, "WRITERS", {})
+    for name, study in STUDIES.items():
+        monkeypatch.setitem(cli.STUDIES, name, dataclasses.replace(study, report=None))
+    return calls
+
+
+def test_an_unknown_command_is_refused_and_never_runs_another_study(driver):
     for command in ("decision", "depths", "unknown"):
         with pytest.raises(SystemExit) as raised:
             main([command])
         assert raised.value.code == 2
-    assert ran == []
+    assert driver == []
 
 
-def test_each_command_runs_its_own_study_and_writes_its_result_into_the_folder(
-    tmp_path, monkeypatch
-):
-    ran = []
-    for study in STUDIES.values():
-
-        def run(args, name=study.name):
-            ran.append(name)
-            return StudyResult(runs=[{"study": name}], meta={"scale": args.scale})
-
-        monkeypatch.setattr(study, "run", run)
-        monkeypatch.setattr(study, "write", lambda result, out: result.write(out))
+def test_each_command_runs_its_own_study_and_writes_its_result_into_the_folder(tmp_path, driver):
     for command in COMMANDS:
         assert main([command, "--out", str(tmp_path / command)]) == 0
         assert StudyResult.read(tmp_path / command).runs == ({"study": command},)
-    assert ran == list(COMMANDS)
+    assert [call[0] for call in driver] == list(COMMANDS)
+
+
+def test_the_common_options_make_the_options_and_a_studys_own_its_overrides(tmp_path, driver):
+    main(["depth", "--seeds", "2", "--depths", "1", "4", "--device", "cpu", "--jobs", "1"])
+    main(["reproduce", "--confirmatory-seeds", "0", "--tasks", "xor,blobs", "--refresh"])
+    main(["realdata", "--cache-dir", str(tmp_path), "--no-progress", "--datasets", "wine"])
+    (depth, scale, options, overrides), reproduce, realdata = driver
+    assert (depth, scale, overrides) == ("depth", "small", {"seeds": [0, 1], "depths": [1, 4]})
+    assert options == Options(device="cpu", jobs=1)
+    assert reproduce[3] == {"confirmatory": False, "tasks": ["xor", "blobs"]}
+    assert reproduce[2].refresh and not realdata[2].progress
+    assert realdata[2].directory == str(tmp_path) and realdata[3] == {"datasets": ["wine"]}
 
 
 def test_a_study_error_is_a_usage_error(monkeypatch, capsys):
-    def fail(args):
+    def fail(study, scale, options, **overrides):
         raise ValueError("seeds: expected at least three")
 
-    monkeypatch.setattr(STUDIES["reproduce"], "run", fail)
+    monkeypatch.setattr(cli, "run_study", fail)
     with pytest.raises(SystemExit) as raised:
         main(["reproduce"])
     assert raised.value.code == 2 and "seeds" in capsys.readouterr().err
@@ -123,16 +142,16 @@ def test_reproduce_subcommand_writes_runs_and_claims(tmp_path, monkeypatch, tiny
 
     geometric = [{"claim": "T1", "statement": "flat", "checks": {"a": True}, "passed": 1}]
     geometric[0] |= {"n_checks": 1, "verdict": "reproduced"}
-    monkeypatch.setattr(reproduce_module, "geometric_claims", lambda **options: geometric)
+    monkeypatch.setattr(reproduce_module, "geometric_claims", lambda directory: geometric)
     # The command line has no quadrature options: the study it starts estimates curvature on
     # the tiny configuration's coarse grid, not on the plan's (the costly part of a study).
     quadrature = {
         key: tiny_study()[key]
         for key in ("grid", "grid_check", "rho_points", "adaptive_base", "adaptive_check_base")
     }
-    monkeypatch.setattr(
-        reproduce_module, "reproduce", functools.partial(reproduce_module.reproduce, **quadrature)
-    )
+    configure = functools.partial(reproduce_module.reproduction_config, **quadrature)
+    study = dataclasses.replace(reproduce_module.REPRODUCE, configure=configure)
+    monkeypatch.setitem(cli.STUDIES, "reproduce", study)
     out = tmp_path / "out"
     arguments = (
         "reproduce --scale small --seeds 3 --epochs 3 --tasks xor,blobs --device cpu "

@@ -159,7 +159,8 @@ def test_no_study_chapter_asserts_which_verdict_comes_out(name):
 
 def test_the_study_chapters_run_one_protocol_and_share_its_cache():
     calls = {
-        name: re.findall(r"reproduce\((.*?)\)\n", "\n".join(_code_cells(name))) for name in STUDY
+        name: re.findall(r"run_study\(REPRODUCE, (.*?)\)\n", "\n".join(_code_cells(name)))
+        for name in STUDY
     }
     assert all(len(found) == 1 for found in calls.values()), calls
     assert calls["decision-boundaries"] == calls["reproduction"]

@@ -1,9 +1,10 @@
 """The study cache a class is graded with: prepared once, then read-only for every submission.
 
-Some chapters train the studies they discuss (Part II: ``reproduce("small")``, the pilot);
-``curvlab`` caches each result on disk (``.curvlab-cache/`` or ``$CURVLAB_CACHE``, keyed by the
-configuration and the source of the code). Grading such a chapter without that cache would
-train everything again for every student, twice (the student's notebook, then the checks).
+Some chapters train the studies they discuss (Part II: ``run_study(REPRODUCE, "small")``, the
+pilot); ``curvlab`` caches each result on disk (``.curvlab-cache/`` or ``$CURVLAB_CACHE``,
+keyed by the configuration and the source of the code). Grading such a chapter without that
+cache would train everything again for every student, twice (the student's notebook, then the
+checks).
 
 - :func:`prepare` runs the chapter's given code once, outside any sandbox (it is the
   chapter's own code), with ``CURVLAB_CACHE`` set to the folder, and writes a stamp naming the

@@ -13,6 +13,7 @@ from curvlab.geometry.curvature import gaussian_curvature
 from curvlab.measurement import sheets
 from curvlab.models.attention import build_classifier, representation_map
 from curvlab.studies import depth, graph_law, poole
+from curvlab.studies.study import Options, run_study
 
 
 def _ridge_stack(L: int, gated: bool):
@@ -30,10 +31,15 @@ def _ridge_stack(L: int, gated: bool):
 
 
 @pytest.mark.slow
+def _depth_runs(directory, **overrides) -> list[dict]:
+    options = Options(device="cpu", directory=directory, progress=False)
+    return list(run_study(depth.DEPTH, "small", options, **overrides).runs)
+
+
 def test_depth_study_is_deterministic(tmp_path, tiny_depth):
     kwargs = dict(tiny_depth, regimes=["structured", "generic"], models=["gated_headwise"])
-    first = depth.depth_study(directory=tmp_path / "a", **kwargs)
-    second = depth.depth_study(directory=tmp_path / "b", **kwargs)
+    first = _depth_runs(tmp_path / "a", **kwargs)
+    second = _depth_runs(tmp_path / "b", **kwargs)
     strip = [{k: v for k, v in r.items() if k != "seconds"} for r in first]
     assert strip == [{k: v for k, v in r.items() if k != "seconds"} for r in second]
     assert {(r["regime"], r["depth"], r["phase"]) for r in first} == {
@@ -43,8 +49,8 @@ def test_depth_study_is_deterministic(tmp_path, tiny_depth):
 
 def test_cached_depth_run_equals_fresh_run(tmp_path, tiny_depth):
     kwargs = dict(tiny_depth, regimes=["generic"], models=["ungated"], depths=[1])
-    fresh = depth.depth_study(directory=tmp_path, **kwargs)
-    again = depth.depth_study(directory=tmp_path, **kwargs)
+    fresh = _depth_runs(tmp_path, **kwargs)
+    again = _depth_runs(tmp_path, **kwargs)
     assert fresh == again
 
 
@@ -160,14 +166,17 @@ def test_random_tanh_network_is_seeded_and_checks_its_layer():
 def test_poole_chaotic_grassmannian_length_grows_while_ordered_curvature_is_a_scale_artefact(
     tmp_path,
 ):
-    records = poole.poole_study(
-        directory=tmp_path,
+    options = Options(directory=tmp_path, progress=False)
+    records = run_study(
+        poole.POOLE,
+        "small",
+        options,
         width=32,
         max_depth=6,
         poole_seeds=[0, 1],
         curve_points=64,
         sphere_grid=6,
-    )
+    ).runs
 
     def mean(phase, layer, name):
         values = [r[name] for r in records if r["phase"] == phase and r["depth"] == layer]

@@ -14,8 +14,10 @@ from curvlab.measurement import language_model as measures
 from curvlab.measurement import loss_spikes as spikes
 from curvlab.measurement.slices import triangle_nodes
 from curvlab.models.language_model import ElementaryLayerNorm, build_language_model, curvature_copy
+from curvlab.models.language_model_training import train_language_model
 from curvlab.studies import lm as study
 from curvlab.studies.result import StudyResult
+from curvlab.studies.study import Options, run_study
 
 TINY = {
     "context": 8,
@@ -42,9 +44,9 @@ def _tiny_model(variant="gated_elementwise", seed=0):
 def tiny_result(tmp_path_factory):
     directory = tmp_path_factory.mktemp("lm")
     out = directory / "out"
-    result = study.lm(
-        "small", out, device="cpu", directory=directory / "cache", progress=False, **TINY
-    )
+    options = Options(device="cpu", directory=directory / "cache", progress=False)
+    result = run_study(study.LM, "small", options, **TINY)
+    result.write(out)
     return result, out
 
 
@@ -82,7 +84,8 @@ def test_a_second_call_reads_every_run_from_the_cache(tiny_result, tmp_path, mon
         raise AssertionError("trained again")
 
     monkeypatch.setattr(study, "train_language_model", refuse)
-    again = study.lm("small", device="cpu", directory=out.parent / "cache", progress=False, **TINY)
+    options = Options(device="cpu", directory=out.parent / "cache", progress=False)
+    again = run_study(study.LM, "small", options, **TINY)
     assert again.runs == result.runs and again.claims == result.claims
 
 
@@ -133,9 +136,9 @@ def test_the_engines_jets_need_the_elementary_layernorm():
 def test_training_is_deterministic_per_seed(one_thread):
     config = {**study.lm_config("small", **TINY), "device": "cpu"}
     ids = torch.randint(11, (500,), generator=torch.Generator().manual_seed(0))
-    first = study.train_language_model(config, "gated_headwise", 1, ids, 11)
-    second = study.train_language_model(config, "gated_headwise", 1, ids, 11)
-    other = study.train_language_model(config, "gated_headwise", 2, ids, 11)
+    first = train_language_model(config, "gated_headwise", 1, ids, 11)
+    second = train_language_model(config, "gated_headwise", 1, ids, 11)
+    other = train_language_model(config, "gated_headwise", 2, ids, 11)
     assert first[1] == second[1] and first[1] != other[1]
     for p, q in zip(first[0].parameters(), second[0].parameters(), strict=True):
         assert torch.equal(p, q)
@@ -248,7 +251,7 @@ def test_a_corpus_with_another_fingerprint_is_refused(monkeypatch):
     monkeypatch.setattr(study, "sympy_docstring_corpus", lambda: other)
     wrong = {**config, "corpus_text_sha256": "0" * 64, "variant": "ungated", "seed": 0}
     with pytest.raises(ValueError, match="corpus: the file list differs"):
-        study._lm_cell(wrong)
+        study.measure_lm_cell(wrong)
     assert isinstance(study.fingerprint(config), CorpusFingerprint)
 
 

@@ -11,12 +11,13 @@ from curvlab.models.attention import build_classifier
 from curvlab.models.convergence import budgets, converged, window_start
 from curvlab.models.ensemble import stack, train_ensemble
 from curvlab.studies.cells import train_and_judge, train_until_converged
-from curvlab.studies.pilot import PILOT, choose_epochs, run_pilot
+from curvlab.studies.pilot import PILOT, PILOT_PLAN, choose_epochs
+from curvlab.studies.study import Options, run_study
 from curvlab.studies.sweep import (
     SWEEP,
+    SWEEP_FACTORS,
     reverses,
     stable_factors,
-    sweep,
     sweep_points,
 )
 
@@ -113,42 +114,43 @@ def test_sweep_points_vary_one_factor_at_a_time():
     config = {"d_model": 4, "depths": [1], "n_tokens": 2, "n_train": 128}
     points = sweep_points(config)
     assert points[0]["factor"] == "default"
-    assert len(points) == 1 + sum(len(v) - 1 for v in SWEEP.values())
+    assert len(points) == 1 + sum(len(v) - 1 for v in SWEEP_FACTORS.values())
     for point in points[1:]:
-        changed = [k for k in SWEEP if point[k] != points[0][k]]
+        changed = [k for k in SWEEP_FACTORS if point[k] != points[0][k]]
         assert changed == [point["factor"]]
 
 
 @pytest.mark.slow
 def test_tiny_pilot_and_sweep(tmp_path, monkeypatch):
-    plan = {**PILOT, "budgets": [4, 8], "seeds": [100, 101, 102]}
-    rows = run_pilot(
+    plan = {**PILOT_PLAN, "budgets": [4, 8], "seeds": [100, 101, 102]}
+    options = Options(device="cpu", directory=tmp_path, progress=False)
+    rows = run_study(
+        PILOT,
         "small",
-        device="cpu",
-        directory=tmp_path,
-        progress=False,
+        options,
         plan=plan,
         tasks=["xor", "blobs"],
         models=["ungated", "gated_elementwise"],
-    )
+    ).runs
     assert len(rows) == 2 * 2 * 3 * 2
     assert {r["budget"] for r in rows} == {4, 8}
     assert choose_epochs(rows, plan)["summary"][0]["runs"] == 12
-    monkeypatch.setattr("curvlab.studies.sweep.SWEEP", {"d_model": [4, 8]})
-    out = sweep(
+    monkeypatch.setattr("curvlab.studies.sweep.SWEEP_FACTORS", {"d_model": [4, 8]})
+    result = run_study(
+        SWEEP,
         "small",
-        tmp_path / "sweep",
-        device="cpu",
-        directory=tmp_path,
-        progress=False,
+        options,
         seeds=[0, 1, 2],
         epochs=6,
         tasks=["xor", "blobs"],
     )
+    out = result.runs
     assert [r["factor"] for r in out] == ["default", "d_model"]
     for row in out:
         assert 0 <= row["converged_share"] <= 1 and row["n_seeds"] == 3
         assert row["e2_ci_low"] <= row["e2_effect"] <= row["e2_ci_high"]
+    assert set(result.meta["stable_factors"]) <= {"d_model"}
+    result.write(tmp_path / "sweep")
     assert (tmp_path / "sweep" / "sweep.csv").exists()
 
 

@@ -10,16 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from curvlab.studies.cache import cache_path, cached
-from curvlab.studies.cells import _cell
+from curvlab.studies.cells import measure_cell
 from curvlab.studies.pool import cached_map, resolve_jobs
-from curvlab.studies.reproduce import study_cells
+from curvlab.studies.protocol import reproduce_config
+from curvlab.studies.reproduce import cell_configs
 
 
 def tiny_cells() -> list[dict]:
     """Three reproduction cells small enough for a test (a few seconds each on one thread)."""
-    cells = study_cells(
+    config = reproduce_config(
         "small",
-        device="cpu",
         seeds=[0, 1],
         epochs=4,
         retrain_doublings=0,
@@ -29,6 +29,7 @@ def tiny_cells() -> list[dict]:
         rho_points=8,
         models=["ungated", "gated_headwise", "ablation"],
     )
+    cells = cell_configs(config, "cpu")
     assert len(cells) == 3
     return cells
 
@@ -42,8 +43,8 @@ def test_workers_give_the_numbers_of_one_process_bit_for_bit(tmp_path):
     cells = tiny_cells()
     # the first cell the longest, so that the cells finish in another order than they start
     cells[0] = {**cells[0], "epochs": 200, "seeds": list(range(6))}
-    serial = cached_map(_cell, cells, name="reproduce", directory=tmp_path / "one", jobs=1)
-    pooled = cached_map(_cell, cells, name="reproduce", directory=tmp_path / "two", jobs=2)
+    serial = cached_map(measure_cell, cells, name="reproduce", directory=tmp_path / "one", jobs=1)
+    pooled = cached_map(measure_cell, cells, name="reproduce", directory=tmp_path / "two", jobs=2)
     assert _without_wall_time(pooled) == _without_wall_time(serial)
     assert [r["runs"][0]["model"] for r in pooled] == ["ungated", "gated_headwise", "ablation"]
     assert all(r["seconds"] > 0 for r in pooled)
@@ -57,7 +58,7 @@ def test_a_cell_gives_the_same_numbers_on_one_and_on_two_threads():
     try:
         for threads in (1, 2):
             torch.set_num_threads(threads)
-            results.append(_cell(cell))
+            results.append(measure_cell(cell))
     finally:
         torch.set_num_threads(before)
     assert _without_wall_time(results[:1]) == _without_wall_time(results[1:])
@@ -65,9 +66,9 @@ def test_a_cell_gives_the_same_numbers_on_one_and_on_two_threads():
 
 def test_what_the_workers_computed_is_what_the_cache_holds(tmp_path):
     cells = tiny_cells()[:2]
-    pooled = cached_map(_cell, cells, name="reproduce", directory=tmp_path, jobs=2)
+    pooled = cached_map(measure_cell, cells, name="reproduce", directory=tmp_path, jobs=2)
     for config, result in zip(cells, pooled, strict=True):
-        path = cache_path(_cell, config, name="reproduce", directory=tmp_path)
+        path = cache_path(measure_cell, config, name="reproduce", directory=tmp_path)
         assert json.loads(path.read_text())["result"] == result
 
 
@@ -91,7 +92,9 @@ def test_a_cell_that_fails_in_a_worker_raises_its_own_error_here(tmp_path):
     cells = tiny_cells()[:2]
     cells[1] = {**cells[1], "model": "no_such_model"}
     with pytest.raises(ValueError, match="no_such_model"):
-        cached_map(_cell, cells, name="reproduce", directory=tmp_path, jobs=2, progress=False)
+        cached_map(
+            measure_cell, cells, name="reproduce", directory=tmp_path, jobs=2, progress=False
+        )
 
 
 @settings(max_examples=50, deadline=None)

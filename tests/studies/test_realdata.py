@@ -24,11 +24,12 @@ from curvlab.studies.protocol import REALDATA_SCALES
 from curvlab.studies.realdata import (
     ANALYSIS,
     PREDICTIONS,
+    REALDATA,
     estimated_seconds,
-    realdata,
     realdata_config,
 )
 from curvlab.studies.result import StudyResult
+from curvlab.studies.study import Options, run_study
 
 TINY = {
     "datasets": ["wine"],
@@ -38,15 +39,19 @@ TINY = {
     "triangles": 2,
     "subdivision": 3,
     "subdivision_check": 6,
-    "device": "cpu",
-    "progress": False,
 }
+
+
+def _run(directory, progress=False):
+    options = Options(device="cpu", directory=directory, progress=progress)
+    return run_study(REALDATA, "small", options, **TINY)
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("realdata")
-    result = realdata("small", root / "out", directory=root / "cache", **TINY)
+    result = _run(root / "cache")
+    result.write(root / "out")
     return result, root / "out"
 
 
@@ -169,8 +174,7 @@ def test_the_estimate_grows_with_every_part_of_the_work():
 
 def test_a_study_prints_its_estimate_before_it_starts(tiny, capsys):
     _, out = tiny
-    options = {**TINY, "progress": True}
-    realdata("small", directory=out.parent / "cache", **options)
+    _run(out.parent / "cache", progress=True)
     err = capsys.readouterr().err
     assert err.startswith("realdata (small): about ")
     assert "min on one core" in err.splitlines()[0]
@@ -215,7 +219,7 @@ def test_bad_slice_arguments_are_refused_by_name():
 
 def test_the_study_is_deterministic_from_a_fresh_cache(tiny, tmp_path):
     result, _ = tiny
-    again = realdata("small", directory=tmp_path / "fresh", **TINY)
+    again = _run(tmp_path / "fresh")
     assert again.runs == result.runs
     assert again.effects == result.effects
     assert again.claims == result.claims

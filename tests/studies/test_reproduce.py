@@ -33,11 +33,12 @@ from curvlab.models.ensemble import (
 from curvlab.studies.ensemble_benchmark import benchmark_ensemble
 from curvlab.studies.reproduce import (
     CLAIM_FIELDS,
+    REPRODUCE,
     RUN_COLUMNS,
     STUDY_COLUMNS,
     StudyResult,
-    reproduce,
 )
+from curvlab.studies.study import run_study
 
 SMALL = {"d_model": 4, "n_heads": 1, "n_tokens": 2}
 
@@ -182,9 +183,10 @@ def test_plateau_criterion():
 
 
 @pytest.mark.slow
-def test_tiny_reproduction_writes_complete_consistent_files(tmp_path, tiny_study):
-    tiny = tiny_study(device="cpu", geometric=False)
-    result = reproduce("small", tmp_path / "out", **tiny)
+def test_tiny_reproduction_writes_complete_consistent_files(tmp_path, tiny_study, tiny_options):
+    tiny = tiny_study(geometric=False)
+    result = run_study(REPRODUCE, "small", tiny_options(), **tiny)
+    result.write(tmp_path / "out")
     assert StudyResult.read(tmp_path / "out") == result  # the files are the result
     out = tmp_path / "out"
     with (out / "runs.csv").open() as handle:
@@ -264,7 +266,7 @@ def test_tiny_reproduction_writes_complete_consistent_files(tmp_path, tiny_study
     write_figures(result.runs, result.curves, {"effects": result.effects}, out)
     for name in ("task_effects.png", "loss_curves.png", "curvature_accuracy.png"):
         assert (out / name).stat().st_size > 0
-    again = reproduce("small", **tiny)  # nothing written
+    again = run_study(REPRODUCE, "small", tiny_options(), **tiny)
     assert again.claims_document() == document  # cached runs, same numbers
     assert not (tmp_path / "again").exists()
 
@@ -301,11 +303,12 @@ def test_ensemble_benchmark_times_all_three_on_the_named_device():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
-def test_a_tiny_study_on_cuda_matches_the_cpu_study(tmp_path, tiny_study):
-    tiny = tiny_study(retrain_doublings=0)
-    tiny["geometric"] = False
-    on_cpu = reproduce("small", tmp_path / "cpu", device="cpu", **tiny)
-    on_gpu = reproduce("small", tmp_path / "gpu", device="cuda", **tiny)
+def test_a_tiny_study_on_cuda_matches_the_cpu_study(tmp_path, tiny_study, tiny_options):
+    tiny = tiny_study(retrain_doublings=0, geometric=False)
+    on_cpu = run_study(REPRODUCE, "small", tiny_options(device="cpu"), **tiny)
+    on_gpu = run_study(REPRODUCE, "small", tiny_options(device="cuda"), **tiny)
+    on_cpu.write(tmp_path / "cpu")
+    on_gpu.write(tmp_path / "gpu")
     assert json.loads((tmp_path / "gpu" / "meta.json").read_text())["device"] == "cuda"
     assert on_gpu.meta["device"] == "cuda" and on_cpu.meta["device"] == "cpu"
     with open(tmp_path / "cpu" / "runs.csv") as a, open(tmp_path / "gpu" / "runs.csv") as b:

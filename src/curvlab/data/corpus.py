@@ -43,6 +43,7 @@ __all__ = [
     "extract_docstring_corpus",
     "is_validation_file",
     "sympy_docstring_corpus",
+    "validation_windows",
 ]
 
 EXCLUDED_DIRECTORIES: frozenset[str] = frozenset({"tests", "benchmarks"})
@@ -233,3 +234,18 @@ def check_corpus(corpus: Corpus, expected: CorpusFingerprint) -> Corpus:
             "the files were edited or the extraction rule changed"
         )
     raise ValueError("corpus: " + "; ".join(reasons))
+
+
+def validation_windows(ids: torch.Tensor, count: int, context: int) -> torch.Tensor:
+    """``count`` windows of context + 1 ids, window i at offset ⌊i · span / count⌋ with
+    span = len(ids) − context − 1: spread over the whole split, (count, context + 1).
+
+    >>> validation_windows(torch.arange(10), 3, 2)
+    tensor([[0, 1, 2],
+            [2, 3, 4],
+            [4, 5, 6]])
+    """
+    span = ids.numel() - (context + 1)
+    if span < 0:
+        raise ValueError(f"ids: expected at least context + 1 = {context + 1} ids")
+    return torch.stack([ids[i * span // count :][: context + 1] for i in range(count)])

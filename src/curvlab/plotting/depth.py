@@ -32,7 +32,7 @@ def _median_series(rows: list[Mapping], name: str, depths: list, **where) -> lis
 def plot_poole_anchor(poole: object, *, titles: tuple[str, str] | None = None):
     """Poole et al.'s anchor: scale-free measures (left) and raw ones (right) against depth.
 
-    ``poole`` are the records of :func:`curvlab.studies.poole.poole_study` (``phase``,
+    ``poole`` are the records of :data:`curvlab.studies.poole.POOLE` (``phase``,
     ``depth``, ``grassmannian_length``, ``curvature_total_abs``, ``curve_curvature_mean``,
     ``curvature_mean_abs``); each line is the median over seeds, dashed ordered, solid
     chaotic; ``titles`` names the two panels. Returns ``(fig, axes)``.
@@ -136,7 +136,7 @@ def plot_depth_study(
 ):
     """The attention depth study: ∫|K| dA against depth, one panel per (regime, phase).
 
-    ``records`` are those of :func:`curvlab.studies.depth.depth_study`; every run is a dot
+    ``records`` are those of :data:`curvlab.studies.depth.DEPTH`; every run is a dot
     (ungated left of the depth, gated right), the median over seeds a line. Returns
     ``(fig, axes)`` with ``axes`` of shape (len(regimes), len(phases)).
     """

@@ -382,13 +382,13 @@ def plot_sweep(rows: object):
     default point (``factor == "default"``) is drawn filled in every column. Returns
     ``(fig, axes)``.
     """
-    from curvlab.studies.sweep import SWEEP
+    from curvlab.studies.sweep import SWEEP_FACTORS
 
     rows = check_records("rows", rows, ("factor",))
     default = next(r for r in rows if r["factor"] == "default")
-    fig, axes = plt.subplots(2, len(SWEEP), figsize=(12, 5), squeeze=False)
+    fig, axes = plt.subplots(2, len(SWEEP_FACTORS), figsize=(12, 5), squeeze=False)
     measures = (("e2", "Δ accuracy (E2)"), ("e1", "Δ log ∫|K| dA (E1)"))
-    for col, factor in enumerate(SWEEP):
+    for col, factor in enumerate(SWEEP_FACTORS):
         points = sorted(
             [default, *(r for r in rows if r["factor"] == factor)], key=lambda r: r[factor]
         )

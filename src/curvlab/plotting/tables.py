@@ -10,7 +10,7 @@ the chapters themselves, beside those numbers:
   :func:`empirical_row`), and the empirical claims of both studies side by side,
   :func:`two_studies_table`; one study's verdicts on chosen claims, each beside the chapter
   that decides it, :func:`study_verdicts_table`;
-- the language-model study's claims (:func:`curvlab.studies.lm.lm_claims`):
+- the language-model study's claims (:func:`curvlab.analysis.language_model_claims.lm_claims`):
   :func:`lm_claims_table`;
 - the pilot (:func:`curvlab.studies.pilot.pilot`): :func:`pilot_table`;
 - the sweep (:func:`curvlab.studies.sweep.sweep`): :func:`sweep_table`;

@@ -86,7 +86,7 @@ def retrain(
 
     ``config`` is the study's configuration
     (:func:`curvlab.studies.protocol.reproduce_config`), ``runs`` its run records
-    (:func:`curvlab.studies.reproduce.run_study`), ``task`` the run's data
+    (:data:`curvlab.studies.reproduce.REPRODUCE`), ``task`` the run's data
     (:func:`curvlab.data.tasks.make_task` with the protocol's sizes and the run's seed).
     Returns the trained model in eval mode, on the CPU, in float32 like the study.
     Deterministic: the same arguments give the same weights.  The weights are cached (module

@@ -1,6 +1,7 @@
 """One cell of the Part II study: all tasks × seeds of one (model, depth), trained at once.
 
-:func:`run_cell` (cached) builds every member of a cell, trains them as one vectorised ensemble
+:func:`measure_cell` (cached by the study driver: :func:`reproduction_cells`) builds every
+member of a cell, trains them as one vectorised ensemble
 (:func:`curvlab.models.ensemble.train_ensemble`, full-batch Adam, the ``nn.Module`` under
 ``vmap``), then measures each
 member in float64: test accuracy and loss, ∫|K| dA over the data region, ρ₀ and ρ⊥ at test
@@ -37,16 +38,17 @@ from curvlab.models.ensemble import (
     train_ensemble,
 )
 from curvlab.models.training import resolve_device
-from curvlab.studies.pool import cached_map
+from curvlab.studies.study import Cells
 
 __all__ = [
     "CURVE_POINTS",
     "RUN_COLUMNS",
     "build_members",
+    "cell_label",
+    "measure_cell",
     "measure_members",
+    "reproduction_cells",
     "resolve_device",  # re-exported from curvlab.models.training, the one definition
-    "run_cell",
-    "run_cells",
     "train_and_judge",
     "train_until_converged",
 ]
@@ -362,8 +364,12 @@ def _row(config: dict, task: str, seed: int, result: dict) -> dict:
     return {k: row[k] for k in RUN_COLUMNS}
 
 
-def _cell(config: dict) -> dict:
-    """Train and measure one (model, depth) cell: all tasks × seeds as one ensemble."""
+def measure_cell(config: dict) -> dict:
+    """Train and measure one (model, depth) cell (a study config with single ``model``,
+    ``depth`` and ``device``): all tasks × seeds as one ensemble.  ``runs`` (each member at the
+    first budget at which it converged, or the last: the retraining ladder), ``first_rung``
+    (each member at the config's ``epochs``: the fixed-budget rule), ``curves`` (of ``runs``)
+    and ``seconds``."""
     members = [(t, s) for t in config["tasks"] for s in config["seeds"]]
     results, seconds = train_until_converged(config, config["model"], config["depth"], members)
     runs, first_rung, curves = [], [], []
@@ -374,38 +380,13 @@ def _cell(config: dict) -> dict:
     return {"runs": runs, "first_rung": first_rung, "curves": curves, "seconds": seconds}
 
 
-def run_cells(
-    cell_configs: list[dict],
-    *,
-    directory=None,
-    refresh: bool = False,
-    progress: bool = True,
-    jobs: int | None = None,
-    desc: str = "reproduce",
-) -> list[dict]:
-    """:func:`run_cell` of each configuration, in order; the cells missing from the cache are
-    computed ``jobs`` at a time (:func:`curvlab.studies.pool.cached_map`)."""
-    return cached_map(
-        _cell,
-        cell_configs,
-        name="reproduce",
-        directory=directory,
-        refresh=refresh,
-        progress=progress,
-        jobs=jobs,
-        desc=desc,
-        label=_label,
-    )
-
-
-def _label(config: dict) -> str:
+def cell_label(config: dict) -> str:
+    """The progress bar's label of a cell: its model, depth and number of seeds."""
     return f"{config['model']} depth {config['depth']}, {len(config['seeds'])} seeds"
 
 
-def run_cell(cell_config: dict, *, directory=None, refresh: bool = False) -> dict:
-    """One cached cell (a study config with single ``model``, ``depth`` and ``device``), keyed
-    by its configuration and the code of every module this one imports: ``runs`` (each
-    member at the first budget at which it converged, or the last: the retraining ladder),
-    ``first_rung`` (each member at the config's ``epochs``: the fixed-budget rule), ``curves``
-    (of ``runs``) and ``seconds``."""
-    return run_cells([cell_config], directory=directory, refresh=refresh, progress=False)[0]
+def reproduction_cells(configs) -> Cells:
+    """The batch of (model, depth) cells ``configs`` (:func:`measure_cell`), cached under the
+    name ``reproduce``: the reproduction's, the sweep's and the drawn models' cells, read from
+    one cache."""
+    return Cells("reproduce", measure_cell, configs, label=cell_label)

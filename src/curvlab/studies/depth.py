@@ -29,10 +29,10 @@ The companions of this study live in their own modules: the growth-law fits in
 (DIR/depth.csv), ``python -m curvlab poole --out DIR`` the anchor (:mod:`curvlab.cli`).
 
 The protocol (models, task, widths, optimiser, epochs, grids, probes) is this library's own:
-the paper's settings are not known.  :data:`SCALES` holds three sizes; ``small`` (depths 1, 2,
-4, 8, five seeds) runs in about a minute on two CPU cores.  Runs are cached on disk
-(:mod:`curvlab.studies.cache`) keyed by configuration and by the code of every module this
-one imports.
+the paper's settings are not known.  :data:`curvlab.studies.protocol.DEPTH_SCALES` holds three
+sizes; ``small`` (depths 1, 2, 4, 8, five seeds) runs in about a minute on two CPU cores.
+Runs are cached on disk (:mod:`curvlab.studies.cache`) keyed by configuration and by the code
+of every module this one imports.
 """
 
 from __future__ import annotations
@@ -48,30 +48,24 @@ from curvlab.data.tasks import TASKS, make_task
 from curvlab.geometry.measures import curve_measures
 from curvlab.measurement.sheets import representation_curvature, sheet_curvature
 from curvlab.models.attention import VARIANTS, build_classifier, representation_map
-from curvlab.models.training import evaluate, fit, resolve_device
-from curvlab.studies.cache import cached
-from curvlab.studies.pool import cached_map
-from curvlab.studies.protocol import study_config
+from curvlab.models.training import evaluate, fit
+from curvlab.studies.protocol import DEPTH_MODELS, DEPTH_SCALES, REGIMES, study_config
+from curvlab.studies.result import StudyResult
+from curvlab.studies.study import Argument, Cells, Context, Study, positive_int, seed_range
 
 __all__ = [
+    "DEPTH",
     "DEPTH_MODELS",
     "PHASES",
     "PROBES",
     "REGIMES",
-    "SCALES",
+    "analyse_depth",
+    "depth_cells",
     "depth_config",
-    "depth_study",
     "growth_laws",  # re-exported: the chapters read the study and its law from one place
     "probe_lengths",
-    "run_depth",
     "sheet_curvature",  # re-exported from curvlab.measurement.sheets, likewise
 ]
-
-REGIMES: tuple[str, ...] = ("structured", "generic")
-"""Weight-tied read/write stacks (coherent increments) and untied generic residual stacks."""
-
-DEPTH_MODELS: tuple[str, ...] = ("ungated", "gated_headwise")
-"""The variants compared by default (any of :data:`curvlab.models.attention.VARIANTS`)."""
 
 PHASES: tuple[str, ...] = ("init", "trained")
 """When a representation is measured: at initialisation and after training."""
@@ -82,61 +76,6 @@ PROBES: tuple[tuple[tuple[float, float], tuple[float, float]], ...] = (
 )
 """The 1-D probes: straight chords (start, end) of the input patch, measured as open curves."""
 
-
-_MODEL = {"d_model": 4, "n_heads": 1, "n_tokens": 2, "write_dim": 2, "residual": True}
-_FIT = {"task": "circles", "n_train": 128, "n_test": 256, "noise": 0.05, "epochs": 40}
-
-SCALES: dict[str, dict] = {
-    "small": {
-        **_MODEL,
-        **_FIT,
-        "learning_rate": 0.05,
-        "regimes": list(REGIMES),
-        "models": list(DEPTH_MODELS),
-        "depths": [1, 2, 4, 8],
-        "seeds": [0, 1, 2, 3, 4],
-        "grid": 8,
-        "probe_points": 24,
-    },
-    "medium": {
-        **_MODEL,
-        **_FIT,
-        "d_model": 8,
-        "n_heads": 2,
-        "n_tokens": 4,
-        "n_train": 256,
-        "n_test": 512,
-        "epochs": 150,
-        "learning_rate": 0.02,
-        "regimes": list(REGIMES),
-        "models": list(DEPTH_MODELS),
-        "depths": [1, 2, 4, 8, 16],
-        "seeds": list(range(10)),
-        "grid": 16,
-        "probe_points": 48,
-    },
-    "large": {
-        **_MODEL,
-        **_FIT,
-        "d_model": 16,
-        "n_heads": 2,
-        "n_tokens": 8,
-        "write_dim": 4,
-        "n_train": 1024,
-        "n_test": 2048,
-        "epochs": 300,
-        "learning_rate": 0.01,
-        "regimes": list(REGIMES),
-        "models": ["ungated", "gated_headwise", "gated_elementwise"],
-        "depths": [1, 2, 4, 8, 16, 32],
-        "seeds": list(range(20)),
-        "grid": 24,
-        "probe_points": 64,
-    },
-}
-"""Study sizes.  A config holds one run's settings plus the lists it sweeps (``regimes``,
-``models``, ``depths``, ``seeds``), the grid (points per axis) and the probes' quadrature points
-(the Poole anchor's sizes are :data:`curvlab.studies.poole.SCALES`)."""
 
 _SWEPT = ("regimes", "models", "depths", "seeds")
 _CHECKS = {"regimes": REGIMES, "models": VARIANTS, "task": TASKS, "grid": 2, "probe_points": 2}
@@ -150,7 +89,7 @@ def depth_config(scale: str = "small", **overrides) -> dict:
     >>> config["depths"], config["seeds"], config["task"]
     ([1, 2, 4, 8], [0, 1], 'circles')
     """
-    return study_config(SCALES, scale, overrides, _CHECKS, study="depth study")
+    return study_config(DEPTH_SCALES, scale, overrides, _CHECKS, study="depth study")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,50 +191,76 @@ def _run(run_config: dict) -> list[dict]:
     return [{**init, "seconds": seconds}, {**trained, "seconds": seconds}]
 
 
-def run_depth(run_config: dict, *, directory=None, refresh: bool = False) -> list[dict]:
-    """One cached run (both phases): ``run_config`` is a study config whose swept lists are
-    replaced by single ``regime``, ``model``, ``depth``, ``seed`` entries, plus ``device``."""
-    return cached(_run, run_config, name="depth", directory=directory, refresh=refresh)
-
-
-def depth_study(
-    scale: str = "small",
-    *,
-    directory=None,
-    refresh: bool = False,
-    progress: bool = False,
-    jobs: int | None = None,
-    device=None,
-    **overrides,
-) -> list[dict]:
-    """Run (or read from the cache) the attention depth study; tidy records, two per run.
-
-    Sweeps regimes × models × depths × seeds of :func:`depth_config`.  Each record: regime,
-    model, depth, seed, phase ("init" or "trained"), test accuracy (and train accuracy after
-    training), the :data:`SHEET_METRICS`, area and node counts, the probe lengths of
-    :func:`probe_lengths`, and the run's wall time ``seconds`` (as first computed).
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     records = depth_study(directory=d, regimes=["structured"], models=["ungated"],
-    ...                           depths=[1], seeds=[0], epochs=1, grid=3, device="cpu")
-    >>> [(r["phase"], r["curvature_nodes"]) for r in records]
-    [('init', 9), ('trained', 9)]
-    """
-    config = depth_config(scale, **overrides)
-    device = str(resolve_device(device))
+def depth_cells(config: dict, context: Context) -> list[Cells]:
+    """One cell per (regime, model, depth, seed): the config's run settings with one of each,
+    on the run's device."""
     base = {k: v for k, v in config.items() if k not in _SWEPT}
-    runs = [
-        (regime, model, depth, seed)
+    configs = [
+        {**base, "regime": regime, "model": model, "depth": depth, "seed": seed}
+        | {"device": context.device}
         for regime in config["regimes"]
         for model in config["models"]
         for depth in config["depths"]
         for seed in config["seeds"]
     ]
-    configs = [
-        {**base, "regime": regime, "model": model, "depth": depth, "seed": seed, "device": device}
-        for regime, model, depth, seed in runs
-    ]
-    options = {"directory": directory, "refresh": refresh, "progress": progress, "jobs": jobs}
-    done = cached_map(_run, configs, name="depth", desc="depth study", unit="run", **options)
-    return [record for run in done for record in run]
+    return [Cells("depth", _run, configs, unit="run")]
+
+
+def analyse_depth(config: dict, results: list, context: Context) -> StudyResult:
+    """Two records per run (module docstring of :func:`_run`'s records) and the growth laws
+    (:func:`curvlab.analysis.growth.growth_laws`) in ``meta``."""
+    (runs,) = results
+    records = [record for run in runs for record in run]
+    meta = {"config": config, "growth_laws": growth_laws(records)}
+    return StudyResult(runs=records, meta=meta, names={"runs": "depth.csv"})
+
+
+def report_depth(result: StudyResult) -> list[str]:
+    """One line per growth law: regime, model, phase, the law and the means by depth."""
+    lines = []
+    for row in result.meta["growth_laws"]:
+        if row["flat"] or row["exponent"] is None:
+            law = "flat" if row["flat"] else "no fit (one depth)"
+        else:
+            law = f"L^{row['exponent']:.2f} (r² {row['r_squared']:.2f})"
+        means = ", ".join(f"{m:.3g}" for m in row["means"])
+        lines.append(
+            f"{row['regime']:>10} {row['model']:>15} {row['phase']:>7}: ∫|K|dA {law}; {means}"
+        )
+    return lines
+
+
+DEPTH = Study(
+    name="depth",
+    help="curvature against depth of attention stacks (DIR/depth.csv)",
+    scales=tuple(DEPTH_SCALES),
+    configure=depth_config,
+    cells=depth_cells,
+    analyse=analyse_depth,
+    arguments=(
+        Argument("--seeds", "seeds", "seeds 0..n-1", parse=positive_int, convert=seed_range),
+        Argument(
+            "--depths",
+            "depths",
+            "depths L (default: the scale's)",
+            parse=positive_int,
+            nargs="+",
+            convert=list,
+        ),
+    ),
+    report=report_depth,
+)
+"""The depth study (:mod:`curvlab.studies.study`): two records per run, each with regime,
+model, depth, seed, phase ("init" or "trained"), test accuracy (and train accuracy after
+training), the sheet metrics, area and node counts, the probe lengths of
+:func:`probe_lengths`, and the run's wall time ``seconds`` (as first computed).
+
+>>> import tempfile
+>>> from curvlab.studies.study import Options, run_study
+>>> with tempfile.TemporaryDirectory() as d:
+...     result = run_study(DEPTH, "small", Options(device="cpu", directory=d, progress=False),
+...                        regimes=["structured"], models=["ungated"], depths=[1], seeds=[0],
+...                        epochs=1, grid=3)
+>>> [(r["phase"], r["curvature_nodes"]) for r in result.runs]
+[('init', 9), ('trained', 9)]
+"""

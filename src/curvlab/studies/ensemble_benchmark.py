@@ -11,16 +11,25 @@ timing closed by a synchronisation), so the ratio compares like with like.
 
 from __future__ import annotations
 
+import json
 import time
 
 import torch
 
-from curvlab.data.tasks import make_task
-from curvlab.models.attention import build_classifier
+from curvlab.data.tasks import TASKS, make_task
+from curvlab.models.attention import VARIANTS, build_classifier
 from curvlab.models.ensemble import BACKENDS, stack, train_ensemble, train_loop
 from curvlab.models.training import resolve_device
+from curvlab.studies.protocol import ENSEMBLE_BENCHMARK_SCALES, study_config
+from curvlab.studies.result import StudyResult
+from curvlab.studies.study import Argument, Cells, Context, Study, positive_int
 
-__all__ = ["benchmark_ensemble"]
+__all__ = [
+    "ENSEMBLE_BENCHMARK",
+    "benchmark_ensemble",
+    "ensemble_benchmark_cells",
+    "ensemble_benchmark_config",
+]
 
 
 def benchmark_ensemble(
@@ -95,3 +104,45 @@ def benchmark_ensemble(
         "vmap_speedup": loop / timings["vmap"],
         "einsum_speedup": loop / timings["einsum"],
     }
+
+
+def ensemble_benchmark_config(scale: str = "small", **overrides) -> dict:
+    """The benchmark's settings at ``scale``
+    (:data:`~curvlab.studies.protocol.ENSEMBLE_BENCHMARK_SCALES`) with ``overrides``."""
+    checks = {"seeds": 1, "d_model": 1, "n_heads": 1, "n_tokens": 1, "n_train": 1, "epochs": 1}
+    checks |= {"variant": VARIANTS, "task": TASKS}
+    return study_config(
+        ENSEMBLE_BENCHMARK_SCALES, scale, overrides, checks, study="ensemble benchmark"
+    )
+
+
+def _benchmark_cell(cell: dict) -> dict:
+    return benchmark_ensemble(**cell)
+
+
+def ensemble_benchmark_cells(config: dict, context: Context) -> list[Cells]:
+    """One cell, timed here (a benchmark is never read from a cache)."""
+    cell = {**config, "device": context.device}
+    return [Cells("ensemble-benchmark", _benchmark_cell, [cell], unit="run", cached=False)]
+
+
+ENSEMBLE_BENCHMARK = Study(
+    name="ensemble-benchmark",
+    help="per-seed loop vs vmap and einsum ensembles, one run",
+    scales=tuple(ENSEMBLE_BENCHMARK_SCALES),
+    configure=ensemble_benchmark_config,
+    cells=ensemble_benchmark_cells,
+    analyse=lambda config, results, context: StudyResult(
+        runs=results[0], names={"runs": "ensemble_benchmark.csv"}
+    ),
+    arguments=(
+        Argument("--seeds", "seeds", "models trained each way", positive_int),
+        Argument("--d-model", "d_model", "the models' width", positive_int),
+        Argument("--epochs", "epochs", "epochs of each", positive_int),
+    ),
+    report=lambda result: [json.dumps(result.runs[0], indent=1)],
+    caches=False,
+    parallel=False,
+)
+"""The ensemble benchmark (:mod:`curvlab.studies.study`): one record of wall times and
+ratios (``ensemble_benchmark.csv``)."""

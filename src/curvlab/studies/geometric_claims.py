@@ -19,7 +19,7 @@ numbers the chapter quotes beside them.
 - **T5** depth amplification in the structured regime: the exact weight-tied stack of
   :mod:`curvlab.studies.graph_law` (layer 0 of the depth chapter) at L = 1, 2, 4, 8, 64, 256,
   gated and ungated (``peak_ratio``: the gated peak over its value at L = 256), and the growth
-  laws of the depth study (:func:`curvlab.studies.depth.depth_study`, read from its cache
+  laws of the depth study (:data:`curvlab.studies.depth.DEPTH`, read from its cache
   when it has run) for the gated torch stacks at initialisation and after training.
 
 :func:`geometric_claims` returns the five records; the symbolic part takes seconds, the depth
@@ -28,13 +28,15 @@ study about a minute on two CPU cores when its cache is empty.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import sympy as sp
 
 from curvlab.analysis.claims import claim_record
-from curvlab.analysis.growth import growth_laws
-from curvlab.studies.depth import depth_study
+from curvlab.studies.depth import DEPTH
 from curvlab.studies.graph_law import structured_total_curvature
 from curvlab.studies.input_slices import curved_ungated_slice
+from curvlab.studies.study import BOOK_OPTIONS, Options, run_study
 from curvlab.symbolic import (
     elementwise_gated_mean,
     gaussian_curvature,
@@ -84,13 +86,13 @@ def _flatness_and_gates() -> dict:
     }
 
 
-def _depth_checks(depth_options: dict) -> tuple[dict, float]:
+def _depth_checks(options: Options, depth_overrides: dict) -> tuple[dict, float]:
     """T5's checks and the gated structured stack's peak over its value at L = 256."""
     gated = structured_total_curvature(STRUCTURED_LAYER, STRUCTURED_DEPTHS)
     ungated = structured_total_curvature(STRUCTURED_LAYER, STRUCTURED_DEPTHS, gated=False)
     laws = {
         (r["regime"], r["model"], r["phase"]): r
-        for r in growth_laws(depth_study("small", **depth_options))
+        for r in run_study(DEPTH, "small", options, **depth_overrides).meta["growth_laws"]
     }
     at_init = [laws[(g, "gated_headwise", "init")] for g in ("structured", "generic")]
     trained = [laws[(g, "gated_headwise", "trained")] for g in ("structured", "generic")]
@@ -111,14 +113,15 @@ def _depth_checks(depth_options: dict) -> tuple[dict, float]:
     return checks, max(gated) / gated[-1]
 
 
-def geometric_claims(**depth_options) -> list[dict]:
+def geometric_claims(directory=None, **depth_overrides) -> list[dict]:
     """The records of T1 to T5 (module docstring), in that order.
 
-    ``depth_options`` go to :func:`curvlab.studies.depth.depth_study` at scale ``small``
-    (default ``device="cpu"``, the depth chapter's call, so that its cached runs are read back;
-    ``directory`` names another cache; tests pass smaller settings).
+    T5 reads the depth study (:data:`curvlab.studies.depth.DEPTH`) at scale ``small`` with
+    the chapters' options (:data:`curvlab.studies.study.BOOK_OPTIONS`: on the CPU, so that its
+    cached runs are read back), from the run cache ``directory``; ``depth_overrides`` change
+    its settings (tests pass smaller ones).
     """
-    depth_options = {"device": "cpu", "progress": False, **depth_options}
+    options = replace(BOOK_OPTIONS, directory=directory)
     e = _flatness_and_gates()
     t1 = claim_record(
         "T1",
@@ -160,7 +163,7 @@ def geometric_claims(**depth_options) -> list[dict]:
             "gap for input-parametrized attention": not e["ungated_slice_positive"],
         },
     )
-    depth_checks, peak_ratio = _depth_checks(depth_options)
+    depth_checks, peak_ratio = _depth_checks(options, depth_overrides)
     t5 = claim_record(
         "T5",
         "in a structured regime curvature accumulates with depth (depth amplification)",

@@ -66,84 +66,48 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import os
 import time
 
 import numpy as np
 import torch
 
-from curvlab.analysis.decidability import family_decidability
-from curvlab.analysis.stats import directional_verdict, holm, paired_difference
-from curvlab.data.corpus import CorpusFingerprint, check_corpus, sympy_docstring_corpus
+from curvlab.analysis.language_model_claims import COMPARISONS, MEASURES, lm_claims, run_measure
+from curvlab.data.corpus import (
+    CorpusFingerprint,
+    check_corpus,
+    sympy_docstring_corpus,
+    validation_windows,
+)
 from curvlab.measurement.language_model import SHEETS, context_slice_curvature, layer_statistics
 from curvlab.measurement.loss_spikes import count_spikes
 from curvlab.models.attention import parameter_count
-from curvlab.models.language_model import (
-    LANGUAGE_MODEL_VARIANTS,
-    TransformerLanguageModel,
-    build_language_model,
-    next_token_loss,
-)
-from curvlab.models.training import resolve_device
-from curvlab.studies.cache import code_version
-from curvlab.studies.pool import cached_map, resolve_jobs
+from curvlab.models.language_model import LANGUAGE_MODEL_VARIANTS, next_token_loss
+from curvlab.models.language_model_training import train_language_model
 from curvlab.studies.protocol import LM_SCALES, study_config
 from curvlab.studies.result import StudyResult
+from curvlab.studies.study import (
+    Argument,
+    Cells,
+    Context,
+    Study,
+    interval_text,
+    number_or_na,
+    positive_int,
+    seed_range,
+)
 
 __all__ = [
-    "COMPARISONS",
-    "MEASURES",
+    "COMPARISONS",  # re-exported from curvlab.analysis.language_model_claims, with
+    "LM",
+    "MEASURES",  # the claims' measures and
+    "analyse_lm",
     "fingerprint",
-    "lm",
-    "lm_claims",
+    "lm_cells",
+    "lm_claims",  # their rule, so that the chapter reads the study from one place
     "lm_config",
+    "measure_lm_cell",
     "run_measure",
-    "train_language_model",
-    "validation_windows",
 ]
-
-MEASURES: dict[str, dict] = {
-    "bits_per_character": {
-        "lower_is_better": True,
-        "prediction": "Qiu et al.: the gated model reaches a lower loss",
-    },
-    "spikes": {
-        "lower_is_better": True,
-        "prediction": "Qiu et al.: the gated model trains more stably at a large learning rate",
-    },
-    "stability_loss": {
-        "lower_is_better": True,
-        "prediction": "Qiu et al.: the gated model trains better at a large learning rate",
-    },
-    "sink": {
-        "lower_is_better": True,
-        "prediction": "Qiu et al.: the gated model has no attention sink",
-    },
-    "max_activation": {
-        "lower_is_better": True,
-        "prediction": "Qiu et al.: the gated model has smaller largest activations",
-    },
-    "curvature_attention": {
-        "lower_is_better": False,
-        "prediction": "Part I: none (neither sheet is predicted flat on an input slice); the "
-        "direction read from the paper's thesis: gating adds curvature",
-    },
-    "curvature_residual": {
-        "lower_is_better": False,
-        "prediction": "Part I: none (neither sheet is predicted flat on an input slice); the "
-        "direction read from the paper's thesis: gating adds curvature",
-    },
-}
-"""The per-run measures the claims compare, whether lower is the predicted direction, and what
-the paper or Qiu et al. predict."""
-
-COMPARISONS: tuple[tuple[str, str], ...] = (
-    ("gated_elementwise", "ungated"),
-    ("gated_headwise", "ungated"),
-    ("gated_elementwise", "ablation"),
-)
-"""(model, baseline) pairs compared by the claims: G1 against ungated attention, and the
-elementwise gate against the additive control with its parameter count."""
 
 _CHECKS = {
     "variants": LANGUAGE_MODEL_VARIANTS,
@@ -214,69 +178,6 @@ def _corpus_ids(expected: CorpusFingerprint) -> tuple[torch.Tensor, torch.Tensor
     )
 
 
-def validation_windows(ids: torch.Tensor, count: int, context: int) -> torch.Tensor:
-    """``count`` windows of context + 1 ids, window i at offset ⌊i · span / count⌋ with
-    span = len(ids) − context − 1: spread over the whole split, (count, context + 1).
-
-    >>> validation_windows(torch.arange(10), 3, 2)
-    tensor([[0, 1, 2],
-            [2, 3, 4],
-            [4, 5, 6]])
-    """
-    span = ids.numel() - (context + 1)
-    if span < 0:
-        raise ValueError(f"ids: expected at least context + 1 = {context + 1} ids")
-    return torch.stack([ids[i * span // count :][: context + 1] for i in range(count)])
-
-
-def _learning_rate(step: int, config: dict, peak: float) -> float:
-    warmup, steps = config["warmup_steps"], config["steps"]
-    if step < warmup:
-        return peak * (step + 1) / warmup
-    progress = (step - warmup) / max(steps - warmup, 1)
-    return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
-
-
-def train_language_model(
-    config: dict, variant: str, seed: int, train_ids: torch.Tensor, vocab_size: int, *, multiple=1
-) -> tuple[TransformerLanguageModel, list[float | None]]:
-    """Train ``variant`` from ``seed`` at ``multiple`` × the learning rate (module docstring);
-    the model and each step's training loss (None where not finite; training stops at the
-    first such step)."""
-    device = config.get("device", "cpu")
-    model = build_language_model(
-        variant,
-        vocab_size=vocab_size,
-        context=config["context"],
-        d_model=config["d_model"],
-        n_heads=config["n_heads"],
-        depth=config["depth"],
-        seed=seed,
-    ).to(device)
-    peak = config["learning_rate"] * multiple
-    optimiser = torch.optim.AdamW(
-        model.parameters(), lr=peak, betas=(0.9, 0.95), weight_decay=config["weight_decay"]
-    )
-    generator = torch.Generator().manual_seed(seed)
-    width = config["context"] + 1
-    span = train_ids.numel() - width
-    losses: list[float | None] = []
-    for step in range(config["steps"]):
-        offsets = torch.randint(span + 1, (config["batch_size"],), generator=generator)
-        batch = torch.stack([train_ids[o : o + width] for o in offsets.tolist()]).to(device)
-        for group in optimiser.param_groups:
-            group["lr"] = _learning_rate(step, config, peak)
-        loss = next_token_loss(model, batch)
-        if not torch.isfinite(loss):
-            losses.append(None)
-            break
-        losses.append(loss.item())
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-    return model.eval(), losses
-
-
 def _convergence(coarse: float, fine: float) -> float | None:
     """|log(I_P / I_2P)|; 0 when both vanish, None when only one does."""
     if coarse == fine == 0:
@@ -293,7 +194,7 @@ def _final(losses: list, window: int) -> float | None:
     return sum(tail) / len(tail)
 
 
-def _lm_cell(config: dict) -> dict:
+def measure_lm_cell(config: dict) -> dict:
     """One variant and seed: both trainings and every measure (module docstring)."""
     start = time.perf_counter()
     variant, seed = config["variant"], config["seed"]
@@ -352,121 +253,40 @@ def _lm_cell(config: dict) -> dict:
     return {"run": run, "curves": curves, "convergence": convergence}
 
 
-def run_measure(run: dict, measure: str, depth: int) -> float:
-    """A run's value of one of :data:`MEASURES` (layers: mean sink, max activation, mean
-    curvature)."""
-    if measure not in MEASURES:
-        raise ValueError(f"measure: expected one of {tuple(MEASURES)}, got {measure!r}")
-    if measure in ("bits_per_character", "spikes"):
-        return _number(run[measure])
-    if measure == "stability_loss":  # a run whose loss became non-finite: its first loss
-        final = run["stability_final_loss"]
-        return _number(run["stability_initial_loss"] if final is None else final)
-    if measure == "max_activation":
-        return max(_number(run[f"max_activation_layer{i + 1}"]) for i in range(depth))
-    key = "sink_layer" if measure == "sink" else f"{measure}_layer"
-    return sum(_number(run[f"{key}{i + 1}"]) for i in range(depth)) / depth
-
-
-def _number(value) -> float:
-    return float("nan") if value is None else float(value)
-
-
-def lm_claims(runs, depth: int, *, alpha: float = 0.05) -> list[dict]:
-    """The study's claims (module docstring) from its runs: one record per measure and
-    comparison whose two variants both ran, each labelled exploratory, Holm over them all.
-
-    A measure that is not finite for some run of a compared pair raises ValueError naming it.
-    """
-    by = {(r["variant"], r["seed"]): r for r in runs}
-    records = []
-    for model, baseline in COMPARISONS:
-        seeds = sorted(s for v, s in by if v == model and (baseline, s) in by)
-        if len(seeds) < 2:
-            continue
-        for measure, about in MEASURES.items():
-            a = [run_measure(by[(model, s)], measure, depth) for s in seeds]
-            b = [run_measure(by[(baseline, s)], measure, depth) for s in seeds]
-            if not all(math.isfinite(v) for v in a + b):
-                raise ValueError(f"runs: {measure} is not finite for {model} or {baseline}")
-            first, second = (b, a) if about["lower_is_better"] else (a, b)
-            record = paired_difference(first, second, alpha=alpha)
-            sign = f"{baseline} − {model}" if about["lower_is_better"] else f"{model} − {baseline}"
-            records.append(
-                {
-                    "claim": f"{measure}: {model} vs {baseline}",
-                    "label": "exploratory",
-                    "measure": measure,
-                    "model": model,
-                    "baseline": baseline,
-                    "effect_definition": f"{sign} (positive: the predicted direction)",
-                    "prediction": about["prediction"],
-                    "mean_model": sum(a) / len(a),
-                    "mean_baseline": sum(b) / len(b),
-                    **record,
-                }
-            )
-    if records:
-        family = [{"test": "sign_flip", "n_seeds": r["n"], "family": "all"} for r in records]
-        floors = family_decidability(family, alpha=alpha)
-        adjusted = holm([r["p"] for r in records])
-        for record, p_holm, floor in zip(records, adjusted, floors, strict=True):
-            record.update({"p_holm": p_holm, "n_seeds": record["n"], **floor})
-            ci, decidable = (record["ci_low"], record["ci_high"]), floor["decidable"]
-            record["verdict"] = directional_verdict(*ci, p_holm, alpha=alpha, decidable=decidable)
-    return records
-
-
 def _quantile(values: list[float], q: float) -> float | None:
     return float(np.quantile(values, q)) if values else None
 
 
-def lm(
-    scale: str = "small",
-    out=None,
-    *,
-    device="auto",
-    directory=None,
-    refresh: bool = False,
-    progress: bool = True,
-    jobs: int | None = None,
-    **overrides,
-) -> StudyResult:
-    """Train and measure every variant and seed of ``scale`` (cached per cell), then the claims;
-    written into ``out`` when given.  ``overrides`` change the scale's settings (unknown keys
-    and bad values raise ValueError naming them)."""
-    start = time.perf_counter()
-    config = lm_config(scale, **overrides)
+def lm_cells(config: dict, context: Context) -> list[Cells]:
+    """One cell per variant and seed (seed-major), on the run's device."""
     base = {k: v for k, v in config.items() if k not in ("variants", "seeds")}
-    base["device"] = resolve_device(device)
-    variants = config["variants"]
-    cells = [(v, s) for s in config["seeds"] for v in variants]
-    runs, curves, convergence = [], [], []
-    configs = [{**base, "variant": variant, "seed": seed} for variant, seed in cells]
-    options = {"directory": directory, "refresh": refresh, "progress": progress, "jobs": jobs}
-    threads = torch.get_num_threads()
-    if base["device"] == "cpu":  # matrices this small gain nothing from intra-op threads
-        torch.set_num_threads(1)  # (here; a worker of cached_map has its own share)
-    try:
-        for (variant, seed), done in zip(
-            cells,
-            cached_map(_lm_cell, configs, name="lm", desc="lm", unit="run", **options),
-            strict=True,
-        ):
-            runs.append(done["run"])
-            curves.extend(done["curves"])
-            convergence.extend(
-                {"variant": variant, "seed": seed, **row} for row in done["convergence"]
-            )
-    finally:
-        torch.set_num_threads(threads)
+    base["device"] = context.device
+    configs = [
+        {**base, "variant": variant, "seed": seed}
+        for seed in config["seeds"]
+        for variant in config["variants"]
+    ]
+    return [Cells("lm", measure_lm_cell, configs, unit="run")]
+
+
+def analyse_lm(config: dict, results: list, context: Context) -> StudyResult:
+    """The runs, their loss curves, the claims (:func:`curvlab.analysis.language_model_claims.
+    lm_claims`) and, in ``meta``, the corpus, the quadrature's convergence, the divergences
+    and the stability rules."""
+    (cells,) = results
+    runs = [done["run"] for done in cells]
+    curves = [row for done in cells for row in done["curves"]]
+    convergence = [
+        {"variant": done["run"]["variant"], "seed": done["run"]["seed"], **row}
+        for done in cells
+        for row in done["convergence"]
+    ]
     claims = lm_claims(runs, config["depth"])
     ratios = [r["convergence"] for r in convergence if r["convergence"] is not None]
+    variants = config["variants"]
     meta = {
-        "scale": scale,
         "config": config,
         "corpus": dataclasses.asdict(fingerprint(config)),
-        "code_version": code_version(__name__),
         "convergence": {
             "rule": "|log(I_P / I_2P)| per run, slice, layer and sheet; triangle midpoint rule",
             "grids": [config["grid"], 2 * config["grid"]],
@@ -484,12 +304,35 @@ def lm(
             f"{config['final_window']} steps above the first step's loss",
         },
         "claims_family": len(claims),
-        "seconds": time.perf_counter() - start,
-        "threads": 1 if base["device"] == "cpu" else threads,
-        "jobs": resolve_jobs(jobs),
-        "cpu_count": os.cpu_count(),
+        "threads": 1 if context.device == "cpu" else torch.get_num_threads(),
     }
-    result = StudyResult(runs=runs, curves=curves, claims=claims, meta=meta)
-    if out is not None:
-        result.write(out)
-    return result
+    return StudyResult(runs=runs, curves=curves, claims=claims, meta=meta)
+
+
+def report_lm(result: StudyResult) -> list[str]:
+    """One line per claim: its name, verdict, effect and interval, Holm-adjusted p."""
+    return [
+        f"{claim['claim']:>44} {claim['verdict']:>13}  effect {interval_text(claim, '+.4g')}"
+        f"  p_holm {number_or_na(claim['p_holm'], '.3g')}"
+        for claim in result.claims
+    ]
+
+
+LM = Study(
+    name="lm",
+    help="a small transformer language model per variant and seed: loss, stability, sink, "
+    "curvature",
+    scales=tuple(LM_SCALES),
+    configure=lm_config,
+    cells=lm_cells,
+    analyse=analyse_lm,
+    arguments=(
+        Argument("--seeds", "seeds", "number of seeds", positive_int, seed_range),
+        Argument("--steps", "steps", "training steps", positive_int),
+    ),
+    report=report_lm,
+    single_thread=True,
+)
+"""The language-model study (module docstring; :mod:`curvlab.studies.study`).  On the CPU its
+cells computed in this process run on one thread: matrices this small gain nothing from
+intra-op threads (a worker process has its own one-thread share)."""

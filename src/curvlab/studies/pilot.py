@@ -1,13 +1,13 @@
 """The convergence pilot: how many epochs the reproduction trains, chosen by evidence.
 
 The pilot trains every model of a scale on every task for a long budget, with seeds of its
-own (:data:`PILOT` ``seeds``, disjoint from the study's seeds 0, 1, ...), once for each
+own (:data:`PILOT_PLAN` ``seeds``, disjoint from the study's seeds 0, 1, ...), once for each
 candidate budget B (the learning-rate schedule spans the whole budget, so a shorter budget is
 a different run, not a prefix of a longer one), and records for every run and budget whether
 it converged (:mod:`curvlab.models.convergence`) and its test accuracy.
 :func:`choose_epochs` then takes the **smallest budget B** at which
 
-1. at least :data:`PILOT` ``converged_share`` (95%) of all runs, every model, are converged,
+1. at least :data:`PILOT_PLAN` ``converged_share`` (95%) of all runs, every model, are converged,
    and
 2. the **ungated baseline** has stopped improving: its mean test accuracy over tasks and
    seeds rises by less than ``baseline_gain`` (half a point) from B to the next budget.
@@ -29,17 +29,24 @@ and ``DIR/pilot_summary.csv`` (one row per budget).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from pathlib import Path
 
-from curvlab.studies import write_csv
-from curvlab.studies.cells import resolve_device, train_and_judge
-from curvlab.studies.pool import cached_map
-from curvlab.studies.protocol import reproduce_config
+from curvlab.studies.cells import train_and_judge
+from curvlab.studies.protocol import REPRODUCTION_SCALES, reproduce_config
+from curvlab.studies.result import StudyResult
+from curvlab.studies.study import Cells, Context, Study
 
-__all__ = ["PILOT", "choose_epochs", "pilot", "run_pilot"]
+__all__ = [
+    "PILOT_PLAN",
+    "PILOT",
+    "analyse_pilot",
+    "choose_epochs",
+    "pilot_cells",
+    "pilot_config",
+]
 
-PILOT: dict = {
+PILOT_PLAN: dict = {
     "budgets": [100, 200, 400, 800],
     "seeds": list(range(100, 103)),
     "converged_share": 0.95,
@@ -77,41 +84,46 @@ def _pilot_cell(config: dict) -> list[dict]:
     return rows
 
 
-def run_pilot(
-    scale: str = "small",
-    *,
-    device="auto",
-    directory=None,
-    refresh: bool = False,
-    progress: bool = True,
-    jobs: int | None = None,
-    plan: dict = PILOT,
-    **overrides,
-) -> list[dict]:
-    """Train (or read from the cache) the pilot of ``scale``: one row per run and budget.
-
-    ``overrides`` change the scale's settings (as for the reproduction); the seeds and
-    budgets come from ``plan``.
-    """
+def pilot_config(scale: str = "small", *, plan: dict = PILOT_PLAN, **overrides) -> dict:
+    """The reproduction's configuration of ``scale`` with ``overrides`` (as for the
+    reproduction) and the pilot's ``plan`` (its seeds and budgets: :data:`PILOT_PLAN`)."""
     config = reproduce_config(scale, **overrides)
     budgets = plan["budgets"]
     if len(budgets) < 2 or any(not isinstance(b, int) or b < 2 for b in budgets):
         raise ValueError(f"plan: expected at least two integer budgets >= 2, got {budgets!r}")
-    base = {k: v for k, v in config.items() if k not in ("models", "depths", "epochs")}
-    base.update(seeds=list(plan["seeds"]), budgets=sorted(budgets))
-    base["device"] = resolve_device(device)
+    return {**config, "plan": dict(plan)}
+
+
+def pilot_cells(config: dict, context: Context) -> list[Cells]:
+    """One cell per (model, depth): every task and the plan's seeds, at every budget."""
+    plan = config["plan"]
+    base = {k: v for k, v in config.items() if k not in ("models", "depths", "epochs", "plan")}
+    base.update(seeds=list(plan["seeds"]), budgets=sorted(plan["budgets"]))
+    base["device"] = context.device
     configs = [{**base, "model": m, "depth": d} for d in config["depths"] for m in config["models"]]
-    options = {"directory": directory, "refresh": refresh, "progress": progress, "jobs": jobs}
-    return [
-        row for cell in cached_map(_pilot_cell, configs, name="pilot", **options) for row in cell
-    ]
+    return [Cells("pilot", _pilot_cell, configs)]
+
+
+def analyse_pilot(config: dict, results: list, context: Context) -> StudyResult:
+    """The rows (one per run and budget: ``runs``, ``pilot.csv``), :func:`choose_epochs`'s
+    summary (``curves``, ``pilot_summary.csv``) and its choice in ``meta``."""
+    (cells,) = results
+    rows = [row for cell in cells for row in cell]
+    chosen = choose_epochs(rows, config["plan"])
+    meta = {k: chosen[k] for k in ("chosen", "epochs", "rule", "plan")}
+    return StudyResult(
+        runs=rows,
+        curves=chosen["summary"],
+        meta=meta,
+        names={"runs": "pilot.csv", "curves": "pilot_summary.csv"},
+    )
 
 
 def _key(row: dict) -> tuple:
     return tuple(row.get(k) for k in ("task", "model", "depth", "seed"))
 
 
-def choose_epochs(rows: Sequence[dict], plan: dict = PILOT) -> dict:
+def choose_epochs(rows: Sequence[dict], plan: dict = PILOT_PLAN) -> dict:
     """The pilot's rule (module docstring) on its rows: ``summary`` (per budget: runs,
     converged share, baseline mean test accuracy, its gain to the next budget, whether both
     conditions hold, and ``ladder_share``: the share of runs converged at this budget or, when
@@ -180,13 +192,20 @@ def choose_epochs(rows: Sequence[dict], plan: dict = PILOT) -> dict:
     }
 
 
-def pilot(scale: str = "small", out=None, **options) -> dict:
-    """Run the pilot and write ``out/pilot.csv`` and ``out/pilot_summary.csv`` (if ``out``);
-    returns :func:`choose_epochs` of its rows plus the ``rows``."""
-    rows = run_pilot(scale, **options)
-    result = choose_epochs(rows)
-    if out is not None:
-        out = Path(out)
-        write_csv(rows, out / "pilot.csv")
-        write_csv(result["summary"], out / "pilot_summary.csv")
-    return {**result, "rows": rows}
+def report_pilot(result: StudyResult) -> list[str]:
+    """The summary, one JSON line per budget, then the choice."""
+    meta = result.meta
+    lines = [json.dumps(row) for row in result.curves]
+    return [*lines, f"chosen epochs: {meta['chosen']} (protocol: {meta['epochs']}, {meta['rule']})"]
+
+
+PILOT = Study(
+    name="pilot",
+    help="convergence pilot: the epoch budget chosen by convergence and baseline",
+    scales=tuple(REPRODUCTION_SCALES),
+    configure=pilot_config,
+    cells=pilot_cells,
+    analyse=analyse_pilot,
+    report=report_pilot,
+)
+"""The convergence pilot (module docstring; :mod:`curvlab.studies.study`)."""

@@ -9,12 +9,12 @@ the Grassmannian length L_G grows like (√χ₁)^l while κ saturates; ordered 
 the image shrinks, so κ and mean |K| grow although L_G and ∫|K| dA stay bounded: the scale
 artefact.
 
-:func:`poole_study` measures every layer l = 1..``max_depth`` (curve measures of
+:data:`POOLE` measures every layer l = 1..``max_depth`` (curve measures of
 :func:`curvlab.geometry.measures.curve_measures`, sheet statistics of
 :func:`curvlab.measurement.sheets.sheet_curvature`), cached on disk per (phase, seed) under
-the code of every module this one imports (:mod:`curvlab.studies.cache`).  :data:`SCALES` holds
-the network width, depth, the quadrature sizes and the seeds of three sizes (``small``: width
-48, eight layers, five seeds).
+the code of every module this one imports (:mod:`curvlab.studies.cache`).
+:data:`curvlab.studies.protocol.POOLE_SCALES` holds the network width, depth, the quadrature
+sizes and the seeds of three sizes (``small``: width 48, eight layers, five seeds).
 """
 
 from __future__ import annotations
@@ -27,15 +27,17 @@ import torch
 
 from curvlab.geometry.measures import curve_measures
 from curvlab.measurement.sheets import SHEET_METRICS, sheet_curvature
-from curvlab.studies.cache import cached
-from curvlab.studies.protocol import study_config
+from curvlab.studies.protocol import POOLE_SCALES, study_config
+from curvlab.studies.result import StudyResult
+from curvlab.studies.study import Argument, Cells, Context, Study, positive_int, seed_range
 
 __all__ = [
+    "POOLE",
     "POOLE_PHASES",
-    "SCALES",
+    "analyse_poole",
     "mean_field_chi1",
+    "poole_cells",
     "poole_config",
-    "poole_study",
     "random_tanh_network",
 ]
 
@@ -43,32 +45,6 @@ POOLE_PHASES: dict[str, tuple[float, float]] = {"ordered": (1.0, 0.3), "chaotic"
 """(σ_w², σ_b²) of Poole et al.'s two phases of random deep tanh networks."""
 
 _RUN = ("width", "max_depth", "curve_points", "sphere_grid")
-
-SCALES: dict[str, dict] = {
-    "small": {
-        "width": 48,
-        "max_depth": 8,
-        "curve_points": 96,
-        "sphere_grid": 8,
-        "poole_seeds": [0, 1, 2, 3, 4],
-    },
-    "medium": {
-        "width": 200,
-        "max_depth": 12,
-        "curve_points": 256,
-        "sphere_grid": 12,
-        "poole_seeds": list(range(10)),
-    },
-    "large": {
-        "width": 1000,
-        "max_depth": 16,
-        "curve_points": 512,
-        "sphere_grid": 16,
-        "poole_seeds": list(range(20)),
-    },
-}
-"""The anchor's sizes: network ``width`` N, ``max_depth``, great-circle quadrature points
-``curve_points``, sphere-patch grid ``sphere_grid`` (points per axis) and ``poole_seeds``."""
 
 _CHECKS = {"width": 3, "max_depth": 1, "curve_points": 2, "sphere_grid": 2, "poole_seeds": 0}
 
@@ -80,7 +56,7 @@ def poole_config(scale: str = "small", **overrides) -> dict:
     >>> config["width"], config["max_depth"], config["poole_seeds"]
     (48, 8, [0, 1])
     """
-    return study_config(SCALES, scale, overrides, _CHECKS, study="Poole anchor")
+    return study_config(POOLE_SCALES, scale, overrides, _CHECKS, study="Poole anchor")
 
 
 def mean_field_chi1(sigma_w2: float, sigma_b2: float, *, nodes: int = 201) -> dict:
@@ -188,29 +164,44 @@ def _poole_run(run_config: dict) -> list[dict]:
     return records
 
 
-def poole_study(scale: str = "small", *, directory=None, refresh: bool = False, **overrides):
-    """Poole et al.'s anchor (cached): records per (phase, seed, depth 1..max_depth).
+def poole_cells(config: dict, context: Context) -> list[Cells]:
+    """One cell per (phase, seed), both phases of :data:`POOLE_PHASES`, in this process."""
+    configs = [
+        {**{key: config[key] for key in _RUN}, "phase": phase, "seed": seed}
+        for phase in POOLE_PHASES
+        for seed in config["poole_seeds"]
+    ]
+    return [Cells("depth-poole", _poole_run, configs, unit="run", parallel=False)]
 
-    Record: phase ("ordered"/"chaotic"), seed, depth, the mean-field χ₁, the great circle's
-    ``grassmannian_length``, ``euclidean_length`` and ``curve_curvature_mean`` (κ averaged over
-    arclength), and the 2-sphere patch's :data:`SHEET_METRICS` and area.
 
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     records = poole_study(directory=d, width=8, max_depth=2, poole_seeds=[0],
-    ...                           curve_points=16, sphere_grid=3)
-    >>> [(r["phase"], r["depth"]) for r in records]
-    [('ordered', 1), ('ordered', 2), ('chaotic', 1), ('chaotic', 2)]
-    """
-    config = poole_config(scale, **overrides)
-    records = []
-    for phase in POOLE_PHASES:
-        for seed in config["poole_seeds"]:
-            run_config = {key: config[key] for key in _RUN}
-            run_config.update(phase=phase, seed=seed)
-            records.extend(
-                cached(
-                    _poole_run, run_config, name="depth-poole", directory=directory, refresh=refresh
-                )
-            )
-    return records
+def analyse_poole(config: dict, results: list, context: Context) -> StudyResult:
+    """The records per (phase, seed, depth 1..max_depth), in the cells' order."""
+    (runs,) = results
+    records = [record for run in runs for record in run]
+    return StudyResult(runs=records, meta={"config": config}, names={"runs": "poole.csv"})
+
+
+POOLE = Study(
+    name="poole",
+    help="Poole et al.'s random tanh anchor of the depth study (DIR/poole.csv)",
+    scales=tuple(POOLE_SCALES),
+    configure=poole_config,
+    cells=poole_cells,
+    analyse=analyse_poole,
+    arguments=(Argument("--seeds", "poole_seeds", "seeds 0..n-1", positive_int, seed_range),),
+    report=lambda result: [f"{len(result.runs)} Poole anchor records"],
+    parallel=False,
+)
+"""Poole et al.'s anchor (:mod:`curvlab.studies.study`): records per (phase, seed, depth
+1..max_depth), each with phase ("ordered"/"chaotic"), seed, depth, the mean-field χ₁, the
+great circle's ``grassmannian_length``, ``euclidean_length`` and ``curve_curvature_mean`` (κ
+averaged over arclength), and the 2-sphere patch's sheet metrics and area.
+
+>>> import tempfile
+>>> from curvlab.studies.study import Options, run_study
+>>> with tempfile.TemporaryDirectory() as d:
+...     result = run_study(POOLE, "small", Options(directory=d, progress=False), width=8,
+...                        max_depth=2, poole_seeds=[0], curve_points=16, sphere_grid=3)
+>>> [(r["phase"], r["depth"]) for r in result.runs]
+[('ordered', 1), ('ordered', 2), ('chaotic', 1), ('chaotic', 2)]
+"""

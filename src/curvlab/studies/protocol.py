@@ -1,18 +1,17 @@
-"""Study configurations: a named scale, the caller's overrides, every setting checked.
+"""Every study's settings: its scales, and the caller's overrides checked against them.
 
-Each study of :mod:`curvlab.studies` keeps a dict of scales (``"small"``, ``"medium"``,
-...), each a flat dict of one run's settings plus the lists the study sweeps.
+A study's **scales** (``"small"``, ``"medium"``, ...) are flat dicts of one run's settings plus
+the lists the study sweeps; they all live here, so that what each study runs is read in one
+place: :data:`REPRODUCTION_SCALES` (Part II: the reproduction, and the pilot, the sweep and
+the drawn models built on it, configured by :func:`reproduce_config`), :data:`DEPTH_SCALES`,
+:data:`POOLE_SCALES`, :data:`ENSEMBLE_BENCHMARK_SCALES`, :data:`REALDATA_SCALES` and
+:data:`LM_SCALES` (with the fingerprint of the corpus it was written for).
 :func:`study_config` copies one scale, applies overrides (unknown keys are refused) and checks
 the settings the study names: lists of names drawn from a fixed set (tasks, models, regimes),
 lists of integers with a minimum (depths, seeds), single names and single integers.  Every
-refusal is a ``ValueError`` that names the setting and what was expected.
-
-The real-data study's scales (:data:`REALDATA_SCALES`) live here too, checked by
-:func:`curvlab.studies.realdata.realdata_config`.  The Part II reproduction's scales live here
-(:data:`REPRODUCTION_SCALES`, :func:`reproduce_config`), so that the studies built on them
-(the reproduction, the pilot, the sweep) share one protocol without importing one another; so do
-the language-model study's (:data:`LM_SCALES`, with the fingerprint of the corpus it was written
-for).
+refusal is a ``ValueError`` that names the setting and what was expected.  A study's own
+``configure`` (its :class:`~curvlab.studies.study.Study`) calls it with the checks that study
+needs.
 """
 
 from __future__ import annotations
@@ -25,8 +24,13 @@ from curvlab.models.attention import VARIANTS
 from curvlab.models.language_model import LANGUAGE_MODEL_VARIANTS
 
 __all__ = [
+    "DEPTH_MODELS",
+    "DEPTH_SCALES",
+    "ENSEMBLE_BENCHMARK_SCALES",
     "LM_SCALES",
+    "POOLE_SCALES",
     "REALDATA_SCALES",
+    "REGIMES",
     "REPRODUCTION_SCALES",
     "reproduce_config",
     "study_config",
@@ -261,3 +265,111 @@ _LANGUAGE_MODEL = {
 LM_SCALES: dict[str, dict] = {"small": dict(_LANGUAGE_MODEL)}
 """The language-model study's sizes (:mod:`curvlab.studies.lm`): the corpus fingerprint, one
 run's settings and the swept lists (variants, seeds)."""
+
+
+REGIMES: tuple[str, ...] = ("structured", "generic")
+"""Weight-tied read/write stacks (coherent increments) and untied generic residual stacks."""
+
+DEPTH_MODELS: tuple[str, ...] = ("ungated", "gated_headwise")
+"""The variants compared by default (any of :data:`curvlab.models.attention.VARIANTS`)."""
+
+
+_DEPTH_MODEL = {"d_model": 4, "n_heads": 1, "n_tokens": 2, "write_dim": 2, "residual": True}
+_DEPTH_FIT = {"task": "circles", "n_train": 128, "n_test": 256, "noise": 0.05, "epochs": 40}
+
+DEPTH_SCALES: dict[str, dict] = {
+    "small": {
+        **_DEPTH_MODEL,
+        **_DEPTH_FIT,
+        "learning_rate": 0.05,
+        "regimes": list(REGIMES),
+        "models": list(DEPTH_MODELS),
+        "depths": [1, 2, 4, 8],
+        "seeds": [0, 1, 2, 3, 4],
+        "grid": 8,
+        "probe_points": 24,
+    },
+    "medium": {
+        **_DEPTH_MODEL,
+        **_DEPTH_FIT,
+        "d_model": 8,
+        "n_heads": 2,
+        "n_tokens": 4,
+        "n_train": 256,
+        "n_test": 512,
+        "epochs": 150,
+        "learning_rate": 0.02,
+        "regimes": list(REGIMES),
+        "models": list(DEPTH_MODELS),
+        "depths": [1, 2, 4, 8, 16],
+        "seeds": list(range(10)),
+        "grid": 16,
+        "probe_points": 48,
+    },
+    "large": {
+        **_DEPTH_MODEL,
+        **_DEPTH_FIT,
+        "d_model": 16,
+        "n_heads": 2,
+        "n_tokens": 8,
+        "write_dim": 4,
+        "n_train": 1024,
+        "n_test": 2048,
+        "epochs": 300,
+        "learning_rate": 0.01,
+        "regimes": list(REGIMES),
+        "models": ["ungated", "gated_headwise", "gated_elementwise"],
+        "depths": [1, 2, 4, 8, 16, 32],
+        "seeds": list(range(20)),
+        "grid": 24,
+        "probe_points": 64,
+    },
+}
+"""The depth study's sizes (:mod:`curvlab.studies.depth`).  A config holds one run's settings
+plus the lists it sweeps (``regimes``, ``models``, ``depths``, ``seeds``), the grid (points per
+axis) and the probes' quadrature points (the Poole anchor's sizes are :data:`POOLE_SCALES`)."""
+
+
+POOLE_SCALES: dict[str, dict] = {
+    "small": {
+        "width": 48,
+        "max_depth": 8,
+        "curve_points": 96,
+        "sphere_grid": 8,
+        "poole_seeds": [0, 1, 2, 3, 4],
+    },
+    "medium": {
+        "width": 200,
+        "max_depth": 12,
+        "curve_points": 256,
+        "sphere_grid": 12,
+        "poole_seeds": list(range(10)),
+    },
+    "large": {
+        "width": 1000,
+        "max_depth": 16,
+        "curve_points": 512,
+        "sphere_grid": 16,
+        "poole_seeds": list(range(20)),
+    },
+}
+"""Poole et al.'s anchor's sizes (:mod:`curvlab.studies.poole`): network ``width`` N,
+``max_depth``, great-circle quadrature points ``curve_points``, sphere-patch grid
+``sphere_grid`` (points per axis) and ``poole_seeds``."""
+
+
+ENSEMBLE_BENCHMARK_SCALES: dict[str, dict] = {
+    "small": {
+        "variant": "gated_elementwise",
+        "seeds": 20,
+        "d_model": 4,
+        "n_heads": 1,
+        "n_tokens": 2,
+        "n_train": 128,
+        "epochs": 100,
+        "task": "moons",
+        "learning_rate": 0.05,
+    }
+}
+"""The ensemble benchmark's size (:mod:`curvlab.studies.ensemble_benchmark`): ``seeds``
+classifiers of one ``variant`` trained three ways on one task."""

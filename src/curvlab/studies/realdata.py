@@ -59,7 +59,8 @@ The protocol, written before any run of this study was looked at:
   (:mod:`curvlab.analysis.decidability`'s fields in each record): at 4 seeds a paired p is
   >= 0.125 and E3's bootstrap gets no interval (35 distinct resamples; ``interval_reason``).
 
-:func:`realdata` returns a :class:`~curvlab.studies.result.StudyResult`: ``runs`` (one row a
+:data:`REALDATA` (run by :func:`curvlab.studies.study.run_study`) returns a
+:class:`~curvlab.studies.result.StudyResult`: ``runs`` (one row a
 trained model), ``effects`` (one row a dataset: the near-linear protocol), ``claims`` and
 ``meta`` (configuration, the near-linear rule, the quadrature's convergence, timings).  With
 ``progress`` it first prints :func:`estimated_seconds` of the configuration.  The scales' settings
@@ -69,58 +70,43 @@ and how the small one came to be what it is: :data:`~curvlab.studies.protocol.RE
 from __future__ import annotations
 
 import math
-import sys
-import time
-from pathlib import Path
 
-import numpy as np
 import torch
-from tqdm.auto import tqdm
 
-from curvlab.analysis import association, decidability, stats
 from curvlab.analysis.empirical import quadrature_convergence
+from curvlab.analysis.realdata_claims import ANALYSIS, PREDICTIONS, analyse_realdata
 from curvlab.data.realdata import DATASETS, TOKEN_SHAPES, load_tokens
 from curvlab.measurement.slices import draw_triangles, slice_curvature
 from curvlab.models.attention import VARIANTS, build_classifier, parameter_count
 from curvlab.models.ensemble import BACKENDS, SCHEDULES, evaluate_ensemble, stack, train_ensemble
-from curvlab.models.training import resolve_device
-from curvlab.studies.cache import cached
-from curvlab.studies.pool import cached_map
 from curvlab.studies.protocol import REALDATA_SCALES, study_config
 from curvlab.studies.result import StudyResult
+from curvlab.studies.study import (
+    Argument,
+    Cells,
+    Context,
+    Study,
+    interval_text,
+    name_list,
+    positive_int,
+    seed_range,
+)
 
 __all__ = [
-    "ANALYSIS",
-    "PREDICTIONS",
+    "ANALYSIS",  # re-exported from curvlab.analysis.realdata_claims, with the
+    "PREDICTIONS",  # predictions, so that the chapter reads the study from one place
+    "REALDATA",
     "TRIANGLE_SEED",
-    "analyse_realdata",
+    "analyse_realdata_study",
     "estimated_seconds",
-    "realdata",
+    "measure_logistic_cell",
+    "measure_realdata_cell",
+    "realdata_cells",
     "realdata_config",
 ]
 
 TRIANGLE_SEED = 36
 """The first word of every run's triangle generator, ``default_rng([TRIANGLE_SEED, seed])``."""
-
-ANALYSIS: dict = {
-    "alpha": 0.05,
-    "accuracy_margin": 0.01,
-    "gated": "gated_elementwise",
-    "baseline": "ungated",
-    "resamples": 2000,
-    "permutations": 2000,
-}
-"""The analysis settings: level, the one-point margin (near-linear rule and E2-linear's
-equivalence margin), the pair of models compared, and E3's bootstrap resamples and
-permutations (both seeded with 0)."""
-
-PREDICTIONS: dict[str, str] = {
-    "E1": "gated more curved than ungated (log ∫|K| dA higher)",
-    "E2": "gated more accurate than ungated on a nonlinear boundary",
-    "E2-linear": "no accuracy difference beyond ±1 point on a near-linear boundary",
-    "E3": "curvature tracks accuracy (positive within dataset × model)",
-}
-"""The paper's prediction beside each claim."""
 
 _SECONDS_PER_SEED_EPOCH = {"digits": 0.0135, "breast_cancer": 0.004, "wine": 0.0025}
 """Training: CPU seconds per seed and epoch of one model at d_model = 10, measured on one core
@@ -214,7 +200,7 @@ def _log(value):
     return math.log(value) if value is not None and value > 0 else None
 
 
-def _run_cell(config: dict) -> list[dict]:
+def measure_realdata_cell(config: dict) -> list[dict]:
     """Train the seeds of one (dataset, model) together and measure every run."""
     dataset, model, seeds = config["dataset"], config["model"], config["seeds"]
     device = config["device"]
@@ -285,7 +271,7 @@ def _run_cell(config: dict) -> list[dict]:
     return rows
 
 
-def _logistic_cell(config: dict) -> list[dict]:
+def measure_logistic_cell(config: dict) -> list[dict]:
     """The protocol's logistic regression on each seed's split of one dataset."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
@@ -303,173 +289,33 @@ def _logistic_cell(config: dict) -> list[dict]:
     return rows
 
 
-def _paired(runs, dataset, field, seeds, analysis):
-    def value(model, seed):
-        return next(
-            r[field]
-            for r in runs
-            if (r["dataset"], r["model"], r["seed"]) == (dataset, model, seed)
-        )
-
-    pairs = [(value(analysis["gated"], s), value(analysis["baseline"], s)) for s in seeds]
-    pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
-    return [a for a, _ in pairs], [b for _, b in pairs]
-
-
-def _claim(name, dataset, measure, record, **fields) -> dict:
-    return {
-        "claim": name,
-        "dataset": dataset,
-        "label": "exploratory",
-        "prediction": PREDICTIONS[name],
-        "measure": measure,
-        "effect": record["effect"],
-        "ci_low": record["ci_low"],
-        "ci_high": record["ci_high"],
-        "p": record["p"],
-        "p_holm": None,
-        "n_seeds": record["n"],
-        "mde_80": record.get("mde_80"),
-        "margin": None,
-        **fields,
-    }
-
-
-def _near_linear(runs, logistic, dataset, analysis) -> dict:
-    means = {
-        m: float(
-            np.mean(
-                [r["test_accuracy"] for r in runs if (r["dataset"], r["model"]) == (dataset, m)]
-            )
-        )
-        for m in dict.fromkeys(r["model"] for r in runs if r["dataset"] == dataset)
-    }
-    best = max(means, key=means.get)
-    linear = float(np.mean([r["test_accuracy"] for r in logistic if r["dataset"] == dataset]))
-    return {
-        "dataset": dataset,
-        "logistic_accuracy": linear,
-        "best_model": best,
-        "best_accuracy": means[best],
-        "gap": means[best] - linear,
-        "margin": analysis["accuracy_margin"],
-        "near_linear": bool(linear >= means[best] - analysis["accuracy_margin"]),
-        **{f"accuracy_{m}": v for m, v in means.items()},
-    }
-
-
-def analyse_realdata(runs, logistic, seeds, analysis: dict = ANALYSIS) -> tuple[list, list]:
-    """The protocol's effects (one row a dataset) and claims (module docstring) from the runs
-    and the logistic regression's rows."""
-    alpha, margin = analysis["alpha"], analysis["accuracy_margin"]
-    effects, claims = [], []
-    for dataset in dict.fromkeys(r["dataset"] for r in runs):
-        row = _near_linear(runs, logistic, dataset, analysis)
-        effects.append(row)
-        a, b = _paired(runs, dataset, "log_curvature_total_abs", seeds, analysis)
-        claims.append(
-            _claim("E1", dataset, "log ∫|K| dA", stats.paired_difference(a, b, alpha=alpha))
-        )
-        a, b = _paired(runs, dataset, "test_accuracy", seeds, analysis)
-        if row["near_linear"]:
-            tost = stats.equivalence_test(a, b, margin, alpha=alpha)
-            record = {
-                **tost,
-                "ci_low": tost["tost_low"],
-                "ci_high": tost["tost_high"],
-                "p": tost["p_tost"],
-            }
-            claims.append(_claim("E2-linear", dataset, "test accuracy", record, margin=margin))
-        else:
-            record = stats.paired_difference(a, b, alpha=alpha)
-            claims.append(_claim("E2", dataset, "test accuracy", record))
-        options = {"tasks": [dataset], "curvature": "log_curvature_total_abs"}
-        kept = [
-            r for r in runs if r["dataset"] == dataset and r["log_curvature_total_abs"] is not None
-        ]
-        within = association.within_cell_correlation(
-            kept, resamples=analysis["resamples"], **options
-        )
-        null = association.permutation_null(kept, permutations=analysis["permutations"], **options)
-        record = {
-            "effect": within["pearson_r"],
-            "ci_low": within["pearson_ci_low"],
-            "ci_high": within["pearson_ci_high"],
-            "p": null["p"],
-            "n": within["n_seeds"],
-        }
-        claims.append(
-            _claim(
-                "E3",
-                dataset,
-                "within dataset × model r",
-                record,
-                spearman_rho=within["spearman_rho"],
-                interval_reason=within["interval_reason"],
-            )
-        )
-    directional = [c for c in claims if c["margin"] is None]
-    for claim, adjusted in zip(directional, stats.holm([c["p"] for c in directional]), strict=True):
-        claim["p_holm"] = adjusted
-    tests = {"E1": "sign_flip", "E2": "sign_flip", "E2-linear": "sign_flip_tost"}
-    family = [
-        {"test": tests.get(c["claim"], "permutation"), "n_seeds": c["n_seeds"],
-         "family": "directional" if c["margin"] is None else None,
-         "permutations": analysis["permutations"], "cluster_interval": c["claim"] == "E3"}
-        for c in claims
-    ]  # fmt: skip
-    floors = decidability.family_decidability(family, alpha=alpha)
-    for claim, floor in zip(claims, floors, strict=True):
-        claim.update(floor)
-        options = {"alpha": alpha, "decidable": floor["decidable"]}
-        if claim["margin"] is None:
-            claim["verdict"] = stats.directional_verdict(
-                claim["ci_low"], claim["ci_high"], claim["p_holm"], **options
-            )
-        else:
-            claim["verdict"] = stats.equivalence_verdict(
-                claim["p"], claim["ci_low"], claim["ci_high"], margin, **options
-            )
-    return effects, claims
-
-
-def realdata(
-    scale: str = "small",
-    out=None,
-    *,
-    device="auto",
-    directory=None,
-    refresh: bool = False,
-    progress: bool = True,
-    jobs: int | None = None,
-    **overrides,
-) -> StudyResult:
-    """Run (or read from the run cache) the real-data study of ``scale`` (module docstring);
-    ``overrides`` change the scale's settings; writes the result into ``out`` when given."""
-    config = realdata_config(scale, **overrides)
-    if progress:
-        minutes = estimated_seconds(config) / 60
-        tqdm.write(
-            f"realdata ({scale}): about {minutes:.0f} min on one core from an empty cache",
-            file=sys.stderr,
-        )
+def realdata_cells(config: dict, context: Context) -> list[Cells]:
+    """One cell per (dataset, model), its seeds trained together, then the logistic regression
+    on each dataset's splits."""
     base = {k: v for k, v in config.items() if k not in ("datasets", "models")}
-    base["device"] = resolve_device(device)
-    start = time.perf_counter()
-    runs, logistic = [], []
-    cells = [(d, m) for d in config["datasets"] for m in config["models"]]
-    configs = [{**base, "dataset": dataset, "model": model} for dataset, model in cells]
-    options = {"directory": directory, "refresh": refresh, "progress": progress, "jobs": jobs}
-    for cell_runs in cached_map(_run_cell, configs, name="realdata", desc="realdata", **options):
-        runs.extend(cell_runs)
-    for dataset in config["datasets"]:
-        cell = {k: base[k] for k in ("seeds", "test_fraction", "logistic_c", "logistic_max_iter")}
-        cell["dataset"] = dataset
-        logistic.extend(
-            cached(
-                _logistic_cell, cell, name="realdata-logistic", directory=directory, refresh=refresh
-            )
-        )
+    base["device"] = context.device
+    cells = [
+        {**base, "dataset": dataset, "model": model}
+        for dataset in config["datasets"]
+        for model in config["models"]
+    ]
+    logistic = [
+        {k: base[k] for k in ("seeds", "test_fraction", "logistic_c", "logistic_max_iter")}
+        | {"dataset": dataset}
+        for dataset in config["datasets"]
+    ]
+    return [
+        Cells("realdata", measure_realdata_cell, cells),
+        Cells("realdata-logistic", measure_logistic_cell, logistic, parallel=False),
+    ]
+
+
+def analyse_realdata_study(config: dict, results: list, context: Context) -> StudyResult:
+    """The runs, the near-linear protocol's effects and the claims
+    (:func:`curvlab.analysis.realdata_claims.analyse_realdata`), the quadrature's convergence
+    in ``meta``."""
+    runs = [row for cell in results[0] for row in cell]
+    logistic = [row for cell in results[1] for row in cell]
     effects, claims = analyse_realdata(runs, logistic, config["seeds"])
     convergence = quadrature_convergence(
         runs,
@@ -479,17 +325,34 @@ def realdata(
         quantile=True,
     )
     meta = {
-        "scale": scale,
-        "config": {**config, "device": base["device"]},
+        "config": {**config, "device": context.device},
         "analysis": dict(ANALYSIS),
         "triangle_seed": TRIANGLE_SEED,
         "near_linear_rule": "logistic accuracy >= best model's mean test accuracy - margin",
         "logistic": logistic,
         "quadrature_convergence": convergence,
         "label": "exploratory",
-        "seconds": time.perf_counter() - start,
     }
-    result = StudyResult(runs=runs, effects=effects, claims=claims, meta=meta)
-    if out is not None:
-        result.write(Path(out))
-    return result
+    return StudyResult(runs=runs, effects=effects, claims=claims, meta=meta)
+
+
+REALDATA = Study(
+    name="realdata",
+    help="Part II's models on scikit-learn's bundled datasets: E1-E3 per dataset (exploratory)",
+    scales=tuple(REALDATA_SCALES),
+    configure=realdata_config,
+    cells=realdata_cells,
+    analyse=analyse_realdata_study,
+    arguments=(
+        Argument("--seeds", "seeds", "number of seeds", positive_int, seed_range),
+        Argument("--epochs", "epochs", "fixed budget", positive_int),
+        Argument("--datasets", "datasets", "comma-separated", name_list(tuple(DATASETS))),
+    ),
+    report=lambda result: [
+        f"{claim['dataset']:>14} {claim['claim']:>9}: {interval_text(claim, '+.4f')} "
+        f"{claim['verdict']}"
+        for claim in result.claims
+    ],
+    estimate=estimated_seconds,
+)
+"""The real-data study (module docstring; :mod:`curvlab.studies.study`)."""

@@ -1,7 +1,8 @@
 """The Part II reproduction: train every model of the study, measure it, test the claims.
 
-``reproduce(scale="small")`` returns a :class:`~curvlab.studies.result.StudyResult`;
-``reproduce(scale="small", out=DIR)`` (also ``python -m curvlab reproduce --out DIR``) writes it:
+``run_study(REPRODUCE, "small")`` (:mod:`curvlab.studies.study`) returns a
+:class:`~curvlab.studies.result.StudyResult`; ``python -m curvlab reproduce --out DIR`` writes
+it:
 
 Two studies: the **exploratory** one (seeds 0–19, the retraining ladder, ∫|K| dA on each
 grid's own data region at 10² nodes), and the **confirmatory** one under the frozen plan
@@ -53,8 +54,6 @@ study on fresh seeds is :data:`curvlab.analysis.plan.PLAN`.
 from __future__ import annotations
 
 import json
-import os
-import time
 
 from curvlab.analysis.empirical import (
     ANALYSIS,
@@ -74,38 +73,43 @@ from curvlab.analysis.plan import (
     plan_json,
     plan_sha256,
 )
-from curvlab.studies.cache import code_version
-from curvlab.studies.cells import (
-    CURVE_POINTS,
-    RUN_COLUMNS,
-    resolve_device,
-    run_cell,
-    run_cells,
-)
+from curvlab.data.tasks import TASKS
+from curvlab.studies.cells import CURVE_POINTS, RUN_COLUMNS, reproduction_cells
 from curvlab.studies.geometric_claims import geometric_claims
-from curvlab.studies.pool import resolve_jobs
 from curvlab.studies.protocol import REPRODUCTION_SCALES as SCALES
 from curvlab.studies.protocol import reproduce_config
 from curvlab.studies.result import StudyResult
+from curvlab.studies.study import (
+    Argument,
+    Cells,
+    Context,
+    Study,
+    interval_text,
+    name_list,
+    number_or_na,
+    positive_int,
+    seed_range,
+)
 
 __all__ = [
     "ANALYSIS",
     "CLAIM_FIELDS",
     "CURVE_POINTS",
+    "REPRODUCE",
     "RUN_COLUMNS",
     "SCALES",
     "STUDY_COLUMNS",
     "StudyResult",
-    "confirmatory_overrides",
     "analyse",
+    "analyse_reproduction",
+    "cell_configs",
     "claims",
+    "confirmatory_overrides",
     "correlations",
     "per_task_effects",
-    "reproduce",
     "reproduce_config",
-    "run_cell",
-    "run_cells",
-    "run_study",
+    "reproduction_config",
+    "reproduction_study_cells",
 ]
 
 
@@ -116,10 +120,9 @@ budget at which it converged, or the last) or ``fixed_budget`` (every run at the
 budget, the confirmatory study's primary rule)."""
 
 
-def study_cells(scale: str = "small", *, device="auto", **overrides) -> list[dict]:
-    """The configuration of every (model, depth) cell of the study ``scale`` + ``overrides``."""
-    config = reproduce_config(scale, **overrides)
-    device = resolve_device(device)
+def cell_configs(config: dict, device: str) -> list[dict]:
+    """The configuration of every (model, depth) cell of the study configuration ``config``
+    (:func:`curvlab.studies.protocol.reproduce_config`) on ``device``."""
     base = {k: v for k, v in config.items() if k not in ("models", "depths")}
     return [
         {**base, "model": m, "depth": d, "device": device}
@@ -140,25 +143,6 @@ def _collect(results: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
                     | {"budget": run["epochs"], "epoch": epoch, "loss": loss}
                 )
     return runs, first_rung, curve_rows
-
-
-def run_study(
-    scale: str = "small",
-    *,
-    device="auto",
-    directory=None,
-    refresh: bool = False,
-    progress: bool = True,
-    jobs: int | None = None,
-    desc: str = "reproduce",
-    **overrides,
-) -> tuple[list[dict], list[dict], list[dict]]:
-    """Train (or read from the cache) every cell, ``jobs`` at a time
-    (:func:`curvlab.studies.pool.cached_map`): (runs by the retraining ladder, runs at the
-    first budget, loss-curve rows of the ladder's runs)."""
-    cells = study_cells(scale, device=device, **overrides)
-    options = {"directory": directory, "refresh": refresh, "progress": progress, "jobs": jobs}
-    return _collect(run_cells(cells, desc=desc, **options))
 
 
 def confirmatory_overrides(plan: AnalysisPlan = PLAN_V2, seeds: int | None = None) -> dict:
@@ -259,43 +243,23 @@ def _with_ladder(primary: list[dict], ladder: list[dict]) -> list[dict]:
     ]
 
 
-def reproduce(
+def reproduction_config(
     scale: str = "small",
-    out=None,
     *,
-    device="auto",
-    seeds: int | None = None,
-    progress: bool = True,
-    jobs: int | None = None,
-    directory=None,
-    refresh: bool = False,
-    geometric: bool = True,
     confirmatory: bool | int = True,
     plan: AnalysisPlan = PLAN_V2,
+    geometric: bool = True,
     **overrides,
-) -> StudyResult:
-    """Run both studies; their :class:`~curvlab.studies.result.StudyResult`, also written into
-    ``out`` when given (the files of the module docstring; ``out=None`` writes nothing).
-
-    The **exploratory** study is the scale's protocol on seeds 0, 1, ... (``seeds`` of them);
-    the **confirmatory** study the plan's protocol (:func:`confirmatory_overrides`) on its fresh
-    seeds (``confirmatory``: True for all of them, a number n for the first n, False for none).
-    The caller's ``overrides`` apply to both (a study so changed no longer follows the plan:
-    ``meta["confirmatory"]["follows_plan"]`` says so).  Both are analysed by the plan's claims
-    (:func:`curvlab.analysis.empirical.analyse`); the result's ``runs`` hold every row
-    (:data:`STUDY_COLUMNS` + :data:`RUN_COLUMNS`), ``claims`` the geometric claims T1 to T5
-    (unless ``geometric`` is False), then each study's records, the confirmatory ones with the
-    ladder's result beside (``ladder_*``); ``effects`` and ``correlations`` carry their study;
-    ``meta`` the configurations, the plan and its hash, the quadrature's convergence on the
-    confirmatory sheets, the code version and the timings.
-
-    ``directory``: the run cache (default: $CURVLAB_CACHE or .curvlab-cache/); ``jobs``: the
-    worker processes computing the missing cells (:func:`curvlab.studies.pool.resolve_jobs`).
-    """
-    if seeds is not None:
-        if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 3:
-            raise ValueError(f"seeds: expected an integer >= 3, got {seeds!r}")
-        overrides["seeds"] = list(range(seeds))
+) -> dict:
+    """Both studies' configurations, each built once: ``exploratory`` (the scale's protocol
+    on its seeds, at least 3), ``confirmatory`` (the plan's protocol,
+    :func:`confirmatory_overrides`, on its fresh seeds: ``confirmatory`` True for all of them,
+    a number n >= 3 for the first n, False for none: None), with the ``plan``, whether the
+    geometric claims T1 to T5 are computed (``geometric``) and the caller's ``overrides``, which
+    apply to both (a study so changed no longer follows the plan)."""
+    seeds = overrides.get("seeds")
+    if isinstance(seeds, list | tuple) and len(seeds) < 3:
+        raise ValueError(f"seeds: expected at least 3 seeds, got {list(seeds)!r}")
     if not isinstance(confirmatory, bool) and (
         not isinstance(confirmatory, int) or confirmatory < 3
     ):
@@ -304,22 +268,47 @@ def reproduce(
         )
     if not isinstance(plan, AnalysisPlan):
         raise ValueError(f"plan: expected an AnalysisPlan, got {type(plan).__name__}")
-    start = time.perf_counter()
-    config = reproduce_config(scale, **overrides)
-    # both studies' cells go to one pool (cached_map), the confirmatory ones first (its adaptive
-    # measure makes them the longest), so that the workers share the cells evenly
-    exploratory_cells = study_cells(scale, device=device, **overrides)
-    confirmatory_cells, settings, count = [], {}, None
+    if not isinstance(geometric, bool):
+        raise ValueError(f"geometric: expected True or False, got {geometric!r}")
     shared = {k: v for k, v in overrides.items() if k != "seeds"}  # seeds: the plan's
+    config = {
+        "exploratory": reproduce_config(scale, **overrides),
+        "confirmatory": None,
+        "settings": {},
+        "follows_plan": False,
+        "overrides": sorted(set(shared) - {"tasks", "models", "depths"}),
+        "plan": plan,
+        "geometric": geometric,
+    }
     if confirmatory is not False:
         count = None if confirmatory is True else confirmatory
         settings = {**confirmatory_overrides(plan, count), **shared}
-        confirmatory_cells = study_cells(scale, device=device, **settings)
-    options = {"directory": directory, "refresh": refresh, "progress": progress, "jobs": jobs}
-    results = run_cells(confirmatory_cells + exploratory_cells, desc="reproduce", **options)
-    trained = time.perf_counter() - start
-    confirmatory_results = results[: len(confirmatory_cells)]
-    exploratory_results = results[len(confirmatory_cells) :]
+        config["confirmatory"] = reproduce_config(scale, **settings)
+        config["settings"] = settings
+        config["follows_plan"] = count is None and not config["overrides"] and scale == "small"
+    return config
+
+
+def reproduction_study_cells(config: dict, context: Context) -> list[Cells]:
+    """Both studies' cells in one batch, the confirmatory ones first (its adaptive measure
+    makes them the longest), so that the workers share the cells evenly."""
+    confirmatory = config["confirmatory"]
+    first = [] if confirmatory is None else cell_configs(confirmatory, context.device)
+    return [reproduction_cells(first + cell_configs(config["exploratory"], context.device))]
+
+
+def analyse_reproduction(config: dict, results: list, context: Context) -> StudyResult:
+    """Both studies analysed by the plan's claims (:func:`curvlab.analysis.empirical.analyse`):
+    the result's ``runs`` hold every row (:data:`STUDY_COLUMNS` + :data:`RUN_COLUMNS`),
+    ``claims`` the geometric claims T1 to T5 (unless the config's ``geometric`` is False),
+    then each study's records, the confirmatory ones with the ladder's result beside
+    (``ladder_*``); ``effects`` and ``correlations`` carry their study; ``meta`` the
+    configurations, the plan and its hash, the quadrature's convergence on the confirmatory
+    sheets."""
+    (done,) = results
+    plan, confirmatory = config["plan"], config["confirmatory"]
+    count = 0 if confirmatory is None else len(confirmatory["models"]) * len(confirmatory["depths"])
+    confirmatory_results, exploratory_results = done[:count], done[count:]
     runs, _, curve_rows = _collect(exploratory_results)
     # the exploratory study measured ∫|K| dA on its own grids only: version 1's claims
     analysed = analyse(runs, plan=PLAN, study="exploratory", settings=_settings(PLAN))
@@ -328,7 +317,8 @@ def reproduce(
     effects = [{"study": "exploratory", **e} for e in analysed["effects"]]
     correlation_records = [{"study": "exploratory", **c} for c in analysed["correlations"]]
     meta_confirmatory = None
-    if confirmatory is not False:
+    if confirmatory is not None:
+        settings = config["settings"]
         ladder, primary, _ = _collect(confirmatory_results)
         options = {"plan": plan, "study": "confirmatory", "settings": _settings(plan)}
         fixed = analyse(primary, **options)
@@ -338,12 +328,11 @@ def reproduce(
         correlation_records += [{"study": "confirmatory", **c} for c in fixed["correlations"]]
         rows += _tagged(primary, "confirmatory", "fixed_budget")
         rows += _tagged(ladder, "confirmatory", "ladder")
-        protocol_overrides = sorted(set(shared) - {"tasks", "models", "depths"})
         meta_confirmatory = {
-            "config": reproduce_config(scale, **settings),
+            "config": confirmatory,
             "seeds": settings["seeds"],
-            "follows_plan": count is None and not protocol_overrides and scale == "small",
-            "overrides": protocol_overrides,
+            "follows_plan": config["follows_plan"],
+            "overrides": config["overrides"],
             "plan_sha256": plan_sha256(plan),
             "estimators": estimator_convergence(primary, plan, settings),
             "runs": len(primary),
@@ -351,27 +340,21 @@ def reproduce(
             "unconverged_after_ladder": sum(not r["converged"] for r in ladder),
             "train_seconds": sum(r["seconds"] for r in confirmatory_results),
         }
-    table = geometric_claims(directory=directory) if geometric else []
+    directory = context.options.directory
+    table = geometric_claims(directory=directory) if config["geometric"] else []
     meta = {
-        "scale": scale,
-        "config": config,
+        "config": config["exploratory"],
         "analysis": ANALYSIS,
         "plan": json.loads(plan_json(plan)),
         "plan_sha256": plan_sha256(plan),
         "exploratory_plan_sha256": plan_sha256(PLAN),
         "confirmatory": meta_confirmatory,
-        "device": resolve_device(device),
-        "code_version": code_version(__name__),
         "runs": len(runs),
         "unconverged_runs": sum(not r["converged"] for r in runs),
-        "train_seconds": trained,
         "exploratory_train_seconds": sum(r["seconds"] for r in exploratory_results),
-        "jobs": resolve_jobs(jobs),
-        "seconds": time.perf_counter() - start,
         "threads_per_cell": 1,
-        "cpu_count": os.cpu_count(),
     }
-    result = StudyResult(
+    return StudyResult(
         runs=rows,
         curves=curve_rows,
         claims=[*table, *claim_records],
@@ -380,6 +363,55 @@ def reproduce(
         meta=meta,
         plan_sha256=plan_sha256(plan),
     )
-    if out is not None:
-        result.write(out)
-    return result
+
+
+def report_reproduction(result: StudyResult) -> list[str]:
+    """One line per claim: its name, study, verdict and evidence."""
+    lines = []
+    for claim in result.claims:
+        if "checks" in claim:
+            evidence = f"{claim['passed']} of {claim['n_checks']} checks"
+        else:
+            p = claim["p_holm"] if claim["p_holm"] is not None else claim["p"]
+            evidence = (
+                f"effect {interval_text(claim, '+.4g')}  p {number_or_na(p, '.3g')}  "
+                f"mde80 {number_or_na(claim['mde_80'], '.3g')}"
+            )
+        study = claim.get("study", "geometric")
+        lines.append(f"{claim['claim']:>14} {study:>12} {claim['verdict']:>14}  {evidence}")
+    return lines
+
+
+REPRODUCE = Study(
+    name="reproduce",
+    help="the Part II reproduction: runs, the claims table T1-T5 and E1-E3, figures",
+    scales=tuple(SCALES),
+    configure=reproduction_config,
+    cells=reproduction_study_cells,
+    analyse=analyse_reproduction,
+    arguments=(
+        Argument("--seeds", "seeds", "number of seeds (at least 3)", positive_int, seed_range),
+        Argument(
+            "--epochs",
+            "epochs",
+            "starting epochs of both studies (a run that does not converge is retrained at "
+            "twice its budget, up to the protocol's number of doublings)",
+            positive_int,
+        ),
+        Argument("--tasks", "tasks", "comma-separated", name_list(TASKS)),
+        Argument(
+            "--confirmatory-seeds",
+            "confirmatory",
+            "the confirmatory study on the plan's first N fresh seeds (N >= 3; 0: none; "
+            "default: all of the plan's)",
+            int,
+            lambda count: False if count == 0 else count,
+        ),
+    ),
+    report=report_reproduction,
+)
+"""Both studies of the reproduction (module docstring; :mod:`curvlab.studies.study`).
+
+The **exploratory** study is the scale's protocol on seeds 0, 1, ...; the **confirmatory**
+study the plan's protocol on its fresh seeds; both analysed by the plan's claims
+(:func:`reproduction_config`, :func:`analyse_reproduction`)."""

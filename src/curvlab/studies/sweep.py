@@ -1,13 +1,13 @@
 """The documented sweep: one factor at a time around the ``small`` protocol.
 
-Each sweep point changes one setting of the ``small`` scale (:data:`SWEEP`: capacity
+Each sweep point changes one setting of the ``small`` scale (:data:`SWEEP_FACTORS`: capacity
 ``d_model``, ``depth``, tokens per input ``n_tokens``, training-set size ``n_train``) and
 keeps every other setting but one: the retraining ladder is shortened to
 :data:`SWEEP_DOUBLINGS` doubling (400 then 800 epochs, not up to 3200), so that the sweep fits
 in the book's build (the last rungs train few runs but cost as much as many).  At each
 point the ungated baseline and the elementwise-gated model are trained on every task with
 fewer seeds than the study (:data:`SWEEP_SEEDS`), through the same cached cells as the reproduction
-(:func:`curvlab.studies.cells.run_cell`), and summarised by
+(:func:`curvlab.studies.cells.reproduction_cells`), and summarised by
 
 - the share of runs converged (:mod:`curvlab.models.convergence`);
 - the ungated baseline's mean test accuracy, over all tasks and on the nonlinear ones;
@@ -29,27 +29,31 @@ beside it.
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
 
 from curvlab.analysis.empirical import claims
 from curvlab.data.tasks import NONLINEAR_TASKS
-from curvlab.studies import write_csv
-from curvlab.studies.cells import resolve_device, run_cells
-from curvlab.studies.protocol import reproduce_config
+from curvlab.studies.cells import reproduction_cells
+from curvlab.studies.protocol import REPRODUCTION_SCALES, reproduce_config
+from curvlab.studies.result import StudyResult
+from curvlab.studies.study import Cells, Context, Study
 
 __all__ = [
-    "SWEEP",
+    "SWEEP_FACTORS",
     "SWEEP_DOUBLINGS",
     "SWEEP_MODELS",
     "SWEEP_SEEDS",
+    "SWEEP",
+    "analyse_sweep",
     "reverses",
     "sign_class",
     "stable_factors",
-    "sweep",
+    "sweep_cells",
+    "sweep_config",
     "sweep_points",
 ]
 
-SWEEP: dict[str, list[int]] = {
+SWEEP_FACTORS: dict[str, list[int]] = {
     "d_model": [4, 16, 32],
     "depth": [1, 2, 4],
     "n_tokens": [2, 4, 8],
@@ -80,7 +84,7 @@ def sweep_points(config: dict) -> list[dict]:
         "n_train": config["n_train"],
     }
     points = [{"factor": "default", **default}]
-    for factor, values in SWEEP.items():
+    for factor, values in SWEEP_FACTORS.items():
         for value in values:
             if value != default[factor]:
                 points.append({**default, "factor": factor, factor: value})
@@ -106,44 +110,38 @@ def _summary(point: dict, runs: list[dict]) -> dict:
     return row
 
 
-def sweep(
-    scale: str = "small",
-    out=None,
-    *,
-    device="auto",
-    directory=None,
-    refresh: bool = False,
-    progress: bool = True,
-    jobs: int | None = None,
-    seeds=None,
-    **overrides,
-) -> list[dict]:
-    """Run the sweep around ``scale`` (one row per point, module docstring); write
-    ``out/sweep.csv`` when ``out`` is given.  ``seeds``: a list overriding :data:`SWEEP_SEEDS`;
-    ``overrides``: other settings of the scale (e.g. ``tasks``, ``epochs`` for a quick run;
-    ``retrain_doublings`` defaults to :data:`SWEEP_DOUBLINGS`)."""
-    seeds = list(SWEEP_SEEDS if seeds is None else seeds)
-    overrides = {"retrain_doublings": SWEEP_DOUBLINGS, **overrides}
-    config = reproduce_config(scale, **{**overrides, "seeds": seeds, "models": list(SWEEP_MODELS)})
-    device = resolve_device(device)
-    points = sweep_points(config)
+def sweep_config(scale: str = "small", **overrides) -> dict:
+    """The reproduction's configuration of ``scale`` around which the sweep moves: its models
+    :data:`SWEEP_MODELS`, seeds :data:`SWEEP_SEEDS` and :data:`SWEEP_DOUBLINGS` unless
+    ``overrides`` say otherwise (``seeds``, ``retrain_doublings``; e.g. ``tasks``, ``epochs``
+    for a quick run)."""
+    settings = {"retrain_doublings": SWEEP_DOUBLINGS, "seeds": list(SWEEP_SEEDS), **overrides}
+    return reproduce_config(scale, **{**settings, "models": list(SWEEP_MODELS)})
+
+
+def sweep_cells(config: dict, context: Context) -> list[Cells]:
+    """Every point's (model, depth) cells, through the reproduction's cached cells."""
     cells = []
-    for point in points:
+    for point in sweep_points(config):
         cell = {k: v for k, v in config.items() if k not in ("models", "depths")}
         cell.update({k: point[k] for k in ("d_model", "n_tokens", "n_train")})
         cells += [
-            {**cell, "model": model, "depth": point["depth"], "device": device}
+            {**cell, "model": model, "depth": point["depth"], "device": context.device}
             for model in SWEEP_MODELS
         ]
-    options = {"directory": directory, "refresh": refresh, "progress": progress, "jobs": jobs}
-    results = iter(run_cells(cells, desc="sweep", **options))
+    return [reproduction_cells(cells)]
+
+
+def analyse_sweep(config: dict, results: list, context: Context) -> StudyResult:
+    """One row per point (module docstring; ``sweep.csv``) and which factors are stable
+    (:func:`stable_factors`) in ``meta``."""
+    done = iter(results[0])
     rows = []
-    for point in points:
-        runs = [run for _ in SWEEP_MODELS for run in next(results)["runs"]]
+    for point in sweep_points(config):
+        runs = [run for _ in SWEEP_MODELS for run in next(done)["runs"]]
         rows.append(_summary(point, runs))
-    if out is not None:
-        write_csv(rows, Path(out) / "sweep.csv")
-    return rows
+    meta = {"config": config, "stable_factors": stable_factors(rows)}
+    return StudyResult(runs=rows, meta=meta, names={"runs": "sweep.csv"})
 
 
 def sign_class(row: dict, key: str) -> str:
@@ -190,7 +188,7 @@ def stable_factors(
     every point has the default point's sign class (:func:`sign_class`), so that a point with
     less power than the default already counts as a change.
 
-    ``rows`` is :func:`sweep`'s output; its first row is the default point.
+    ``rows`` are the sweep's rows (:func:`analyse_sweep`); its first row is the default point.
 
     >>> rows = [{"factor": "default", "e1_effect": 0.3, "e1_ci_low": 0.1, "e1_ci_high": 0.5},
     ...         {"factor": "depth", "e1_ci_low": 0.2, "e1_ci_high": 0.9},
@@ -202,7 +200,7 @@ def stable_factors(
     {'depth': True, 'n_train': False, 'n_tokens': False}
     """
     if not rows or rows[0].get("factor") != "default":
-        raise ValueError("rows: expected sweep() output, its first row the default point")
+        raise ValueError("rows: expected the sweep's rows, its first row the default point")
     if rule not in ("direction", "sign class"):
         raise ValueError(f"rule: expected 'direction' or 'sign class', got {rule!r}")
     default = rows[0]
@@ -214,3 +212,15 @@ def stable_factors(
 
     factors = list(dict.fromkeys(r["factor"] for r in rows[1:]))
     return {f: all(same(r, k) for r in rows if r["factor"] == f for k in keys) for f in factors}
+
+
+SWEEP = Study(
+    name="sweep",
+    help="one factor at a time around small: d_model, depth, tokens, n_train",
+    scales=tuple(REPRODUCTION_SCALES),
+    configure=sweep_config,
+    cells=sweep_cells,
+    analyse=analyse_sweep,
+    report=lambda result: [json.dumps(row) for row in result.runs],
+)
+"""The sweep (module docstring; :mod:`curvlab.studies.study`)."""
