@@ -72,6 +72,7 @@ import time
 import numpy as np
 import torch
 
+from curvlab import arguments
 from curvlab.analysis.decidability import family_decidability
 from curvlab.analysis.stats import directional_verdict, holm, paired_difference
 from curvlab.data.corpus import CorpusFingerprint, check_corpus, sympy_docstring_corpus
@@ -163,14 +164,6 @@ _CHECKS = {
 }
 
 
-def _positive(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ValueError(f"{name}: expected a number > 0, got {value!r}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name}: expected a finite number, got {value!r}")
-    return float(value)
-
-
 def lm_config(scale: str = "small", **overrides) -> dict:
     """The study configuration of ``scale`` with ``overrides``, every setting checked.
 
@@ -180,7 +173,8 @@ def lm_config(scale: str = "small", **overrides) -> dict:
     """
     config = study_config(LM_SCALES, scale, overrides, _CHECKS, study="language-model study")
     for name in ("learning_rate", "stability_multiple", "spike_factor"):
-        _positive(name, config[name])
+        arguments.number(name, config[name], low=0, low_open=True, finite=False)
+        arguments.number(name, config[name], expected="a finite number")
     if config["weight_decay"] < 0:
         raise ValueError(f"weight_decay: expected a number >= 0, got {config['weight_decay']!r}")
     if config["d_model"] % config["n_heads"]:
@@ -355,8 +349,7 @@ def _lm_cell(config: dict) -> dict:
 def run_measure(run: dict, measure: str, depth: int) -> float:
     """A run's value of one of :data:`MEASURES` (layers: mean sink, max activation, mean
     curvature)."""
-    if measure not in MEASURES:
-        raise ValueError(f"measure: expected one of {tuple(MEASURES)}, got {measure!r}")
+    arguments.one_of("measure", measure, MEASURES)
     if measure in ("bits_per_character", "spikes"):
         return _number(run[measure])
     if measure == "stability_loss":  # a run whose loss became non-finite: its first loss

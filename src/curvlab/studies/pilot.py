@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from curvlab import arguments
 from curvlab.studies import write_csv
 from curvlab.studies.cells import resolve_device, train_and_judge
 from curvlab.studies.pool import cached_map
@@ -95,7 +96,7 @@ def run_pilot(
     """
     config = reproduce_config(scale, **overrides)
     budgets = plan["budgets"]
-    if len(budgets) < 2 or any(not isinstance(b, int) or b < 2 for b in budgets):
+    if len(budgets) < 2 or any(not arguments.is_integer(b) or b < 2 for b in budgets):
         raise ValueError(f"plan: expected at least two integer budgets >= 2, got {budgets!r}")
     base = {k: v for k, v in config.items() if k not in ("models", "depths", "epochs")}
     base.update(seeds=list(plan["seeds"]), budgets=sorted(budgets))

@@ -32,6 +32,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from tqdm.auto import tqdm
 
+from curvlab import arguments
 from curvlab.studies.cache import cache_path, cached
 
 __all__ = ["JOBS_VARIABLE", "available_cores", "cached_map", "resolve_jobs"]
@@ -70,9 +71,7 @@ def resolve_jobs(jobs=None, environ=os.environ, *, variable=JOBS_VARIABLE, defau
         if not (text.isascii() and text.isdigit()) or int(text) < 1:
             raise ValueError(f"{variable}: expected a positive integer, got {text!r}")
         return int(text)
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs: expected a positive integer, got {jobs!r}")
-    return jobs
+    return arguments.integer("jobs", jobs, 1, expected="a positive integer")
 
 
 def _set_threads(threads: int) -> None:
@@ -146,11 +145,11 @@ def cached_map(
     workers = min(jobs, len(missing))
     if any(_on_gpu(configs[i]) for i in missing):
         workers = 1
-    arguments = (name, entry, directory, refresh)
+    common = (name, entry, directory, refresh)  # every cell's arguments after its config
     try:
         if workers <= 1:
             for index in missing:
-                results[index] = _compute(fn, configs[index], *arguments)
+                results[index] = _compute(fn, configs[index], *common)
                 _finished(bar, label, configs[index])
             return results
         context = multiprocessing.get_context("spawn")
@@ -158,7 +157,7 @@ def cached_map(
         with ProcessPoolExecutor(
             workers, mp_context=context, initializer=_set_threads, initargs=(threads,)
         ) as pool:
-            pending = {pool.submit(_compute, fn, configs[i], *arguments): i for i in missing}
+            pending = {pool.submit(_compute, fn, configs[i], *common): i for i in missing}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:

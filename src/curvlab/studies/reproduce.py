@@ -56,6 +56,7 @@ import json
 import os
 import time
 
+from curvlab import arguments
 from curvlab.analysis.empirical import (
     ANALYSIS,
     CLAIM_FIELDS,
@@ -293,15 +294,11 @@ def reproduce(
     worker processes computing the missing cells (:func:`curvlab.studies.pool.resolve_jobs`).
     """
     if seeds is not None:
-        if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 3:
-            raise ValueError(f"seeds: expected an integer >= 3, got {seeds!r}")
+        arguments.integer("seeds", seeds, 3)
         overrides["seeds"] = list(range(seeds))
-    if not isinstance(confirmatory, bool) and (
-        not isinstance(confirmatory, int) or confirmatory < 3
-    ):
-        raise ValueError(
-            f"confirmatory: expected True, False or an integer >= 3, got {confirmatory!r}"
-        )
+    if not isinstance(confirmatory, bool):
+        what = "True, False or an integer >= 3"
+        arguments.integer("confirmatory", confirmatory, 3, expected=what)
     if not isinstance(plan, AnalysisPlan):
         raise ValueError(f"plan: expected an AnalysisPlan, got {type(plan).__name__}")
     start = time.perf_counter()
