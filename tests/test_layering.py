@@ -8,7 +8,8 @@ A module's layer is its folder: ``curvlab/<folder>/...`` belongs to the layer na
 ``curvlab`` and the grader beside it, ``src/curvgrade``, import nothing of each other.
 (Top-level modules: ``curvlab.curvature`` re-exports the geometry layer's public API,
 ``curvlab.cli`` and ``curvlab.__main__`` are the command line, the package ``__init__`` imports
-nothing).  Three rules:
+nothing, and ``curvlab.arguments``, the argument checks every layer shares, is in layer 0: it
+imports nothing of curvlab, so every layer may import it).  Three rules:
 
 1. No module imports a private name (``_name``, not a dunder) from another module: a shared
    piece is a public function of a named module, or it is not shared.
@@ -53,7 +54,12 @@ LAYER_ORDER = (
     "plotting",
     "cli",
 )
-TOP_LEVEL = {"curvlab": "symbolic", "curvlab.curvature": "geometry", "curvlab.__main__": "cli"}
+TOP_LEVEL = {
+    "curvlab": "symbolic",
+    "curvlab.arguments": "symbolic",  # imports nothing of curvlab: every layer's checks
+    "curvlab.curvature": "geometry",
+    "curvlab.__main__": "cli",
+}
 
 
 def home(path: Path) -> Path:

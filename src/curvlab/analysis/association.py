@@ -44,6 +44,7 @@ from functools import partial
 
 import numpy as np
 
+from curvlab import arguments
 from curvlab.analysis.randomization import (
     cluster_interval_allowed,
     distinct_seed_resamples,
@@ -70,18 +71,6 @@ _ALTERNATIVES = ("two-sided", "greater", "less")
 # input
 
 
-def _check_alpha(alpha) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        raise ValueError(f"alpha: expected a level in (0, 1), got {alpha!r}")
-    return float(alpha)
-
-
-def _check_count(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
-    return value
-
-
 def _table(runs, accuracy: str, curvature: str, depth, tasks, models, min_seeds: int) -> dict:
     """The runs at ``depth`` (and in ``tasks``/``models`` when given) as arrays, checked."""
     if isinstance(runs, Mapping) or not isinstance(runs, Sequence):
@@ -102,7 +91,7 @@ def _table(runs, accuracy: str, curvature: str, depth, tasks, models, min_seeds:
             if run.get(field) is None:
                 raise ValueError(f"runs[{index}]: missing field {field!r}")
             value = run[field]
-            if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+            if not arguments.is_number(value, (int, float, np.number)):
                 raise ValueError(f"runs[{index}]: {field!r} must be a number, got {value!r}")
             if not math.isfinite(value):
                 raise ValueError(f"runs[{index}]: {field!r} must be finite, got {value!r}")
@@ -235,8 +224,8 @@ def within_cell_correlation(
     >>> e3["n_cells"], e3["n_seeds"], e3["pearson_ci_low"] > 0.3
     (6, 12, True)
     """
-    alpha = _check_alpha(alpha)
-    _check_count("resamples", resamples, 10)
+    alpha = arguments.alpha(alpha)
+    arguments.integer("resamples", resamples, 10)
     table = _table(runs, accuracy, curvature, depth, tasks, models, min_seeds)
     cells = table["cells"]
     x, y = table["x"], table["y"]
@@ -360,11 +349,10 @@ def permutation_null(
     """
     if statistic not in ("within_cell", "pooled"):
         raise ValueError(f"statistic: expected 'within_cell' or 'pooled', got {statistic!r}")
-    if alternative not in _ALTERNATIVES:
-        raise ValueError(f"alternative: expected one of {_ALTERNATIVES}, got {alternative!r}")
+    arguments.one_of("alternative", alternative, _ALTERNATIVES)
     if not all(isinstance(q, int | float) and 0 <= q <= 1 for q in quantiles) or not quantiles:
         raise ValueError(f"quantiles: expected probabilities in [0, 1], got {quantiles!r}")
-    _check_count("permutations", permutations, 10)
+    arguments.integer("permutations", permutations, 10)
     table = _table(runs, accuracy, curvature, depth, tasks, models, min_seeds)
     cells = table["cells"]
     groups = cells if statistic == "within_cell" else table["tasks"]
@@ -413,9 +401,9 @@ def paired_delta_regression(
     >>> fit["n_pairs"], fit["slope_ci_low"] > 0
     (24, True)
     """
-    alpha = _check_alpha(alpha)
-    _check_count("resamples", resamples, 10)
-    _check_count("permutations", permutations, 10)
+    alpha = arguments.alpha(alpha)
+    arguments.integer("resamples", resamples, 10)
+    arguments.integer("permutations", permutations, 10)
     if gated == ungated:
         raise ValueError(f"gated, ungated: expected two different models, got {gated!r} twice")
     table = _table(runs, accuracy, curvature, depth, tasks, (gated, ungated), 1)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from curvlab import arguments
 from curvlab.analysis import randomization, stats
 
 __all__ = ["MAX_SEEDS", "TESTS", "family_decidability", "test_floor", "verdict_label"]
@@ -51,8 +52,7 @@ def test_floor(test: str, n_seeds: int, *, permutations: int | None = None) -> f
     >>> test_floor("permutation", 4, permutations=1999)
     0.0005
     """
-    if test not in TESTS:
-        raise ValueError(f"test: expected one of {tuple(TESTS)}, got {test!r}")
+    arguments.one_of("test", test, TESTS)
     if test == "permutation":
         if permutations is None:
             raise ValueError("permutations: required for a permutation test")
@@ -108,7 +108,7 @@ def family_decidability(claims: Sequence[Mapping], *, alpha: float = 0.05) -> li
     >>> d["decidable"], d["seeds_needed"], d["family_size"]
     (False, 9, 9)
     """
-    alpha = _alpha(alpha)
+    alpha = arguments.alpha(alpha)
     if isinstance(claims, Mapping) or not isinstance(claims, Sequence):
         raise ValueError("claims: expected a sequence of claim mappings")
     floors = []
@@ -149,12 +149,6 @@ def family_decidability(claims: Sequence[Mapping], *, alpha: float = 0.05) -> li
             }
         )
     return out
-
-
-def _alpha(alpha) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        raise ValueError(f"alpha: expected a level in (0, 1), got {alpha!r}")
-    return float(alpha)
 
 
 def verdict_label(record: Mapping) -> str:

@@ -35,6 +35,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 
+from curvlab import arguments
 from curvlab.data.tasks import HARD_TASKS, LINEAR_TASKS, NONLINEAR_TASKS, TASKS
 from curvlab.models.attention import VARIANTS
 
@@ -70,20 +71,6 @@ ESTIMATORS: dict[str, str] = {
 :mod:`curvlab.analysis.association`)."""
 
 
-def _text(name: str, value) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{name}: expected a nonempty string, got {value!r}")
-    return value
-
-
-def _positive(name: str, value, *, integer: bool = False) -> None:
-    kinds = int if integer else int | float
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        raise ValueError(f"{name}: expected a positive number, got {value!r}")
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name}: expected a positive finite number, got {value!r}")
-
-
 @dataclass(frozen=True)
 class Stratum:
     """A named set of tasks that a claim averages over (per seed)."""
@@ -93,7 +80,7 @@ class Stratum:
     description: str
 
     def __post_init__(self):
-        _text("name", self.name)
+        arguments.text("name", self.name)
         if not isinstance(self.tasks, tuple) or not self.tasks:
             raise ValueError(f"tasks: expected a nonempty tuple of task names, got {self.tasks!r}")
         for task in self.tasks:
@@ -118,25 +105,21 @@ class ClaimSpec:
 
     def __post_init__(self):
         for name in ("claim", "statement", "stratum", "measure"):
-            _text(name, getattr(self, name))
-        if self.estimator not in ESTIMATORS:
-            raise ValueError(
-                f"estimator: expected one of {tuple(ESTIMATORS)}, got {self.estimator!r}"
-            )
+            arguments.text(name, getattr(self, name))
+        arguments.one_of("estimator", self.estimator, ESTIMATORS)
         pooled = self.estimator == "within_cell_r"  # every model's cells: no pair compared
         for name in ("model", "baseline"):
             value = getattr(self, name)
             if (value is not None) if pooled else (value not in VARIANTS):
                 what = "None (every model's cells enter)" if pooled else f"one of {VARIANTS}"
                 raise ValueError(f"{name}: expected {what}, got {value!r}")
-        if self.direction not in DIRECTIONS:
-            raise ValueError(f"direction: expected one of {DIRECTIONS}, got {self.direction!r}")
+        arguments.one_of("direction", self.direction, DIRECTIONS)
         if (self.direction == "equivalent") != (self.margin is not None):
             raise ValueError("margin: required for an equivalence claim and only for one")
         if self.margin is not None:
-            _positive("margin", self.margin)
+            arguments.positive("margin", self.margin)
         if self.holm_family is not None:
-            _text("holm_family", self.holm_family)
+            arguments.text("holm_family", self.holm_family)
 
 
 @dataclass(frozen=True)
@@ -154,11 +137,11 @@ class CurvatureEstimator:
     convergence_seed_stride: int = 1
 
     def __post_init__(self):
-        _positive("grid", self.grid, integer=True)
-        _positive("radius", self.radius)
-        _positive("convergence_threshold", self.convergence_threshold)
-        _positive("rho_points", self.rho_points, integer=True)
-        _positive("convergence_seed_stride", self.convergence_seed_stride, integer=True)
+        arguments.positive("grid", self.grid, kinds=int)
+        arguments.positive("radius", self.radius)
+        arguments.positive("convergence_threshold", self.convergence_threshold)
+        arguments.positive("rho_points", self.rho_points, kinds=int)
+        arguments.positive("convergence_seed_stride", self.convergence_seed_stride, kinds=int)
 
 
 @dataclass(frozen=True)
@@ -187,11 +170,11 @@ class AdaptiveCurvatureEstimator:
 
     def __post_init__(self):
         for name in ("base", "check_base", "grid", "rho_points", "convergence_seed_stride"):
-            _positive(name, getattr(self, name), integer=True)
+            arguments.positive(name, getattr(self, name), kinds=int)
         if self.check_base == self.base:
             raise ValueError("check_base: expected a base grid other than base")
         for name in ("tolerance", "radius", "convergence_threshold"):
-            _positive(name, getattr(self, name))
+            arguments.positive(name, getattr(self, name))
         if not isinstance(self.models, tuple) or not self.models:
             raise ValueError(f"models: expected a nonempty tuple of models, got {self.models!r}")
         for model in self.models:
@@ -214,10 +197,10 @@ class TrainingRule:
     def __post_init__(self):
         if self.kind != "fixed_budget":
             raise ValueError(f"kind: expected 'fixed_budget', got {self.kind!r}")
-        _positive("epochs", self.epochs, integer=True)
-        _text("chosen_from", self.chosen_from)
-        _text("sensitivity", self.sensitivity)
-        _positive("sensitivity_doublings", self.sensitivity_doublings, integer=True)
+        arguments.positive("epochs", self.epochs, kinds=int)
+        arguments.text("chosen_from", self.chosen_from)
+        arguments.text("sensitivity", self.sensitivity)
+        arguments.positive("sensitivity_doublings", self.sensitivity_doublings, kinds=int)
 
 
 @dataclass(frozen=True)
@@ -237,7 +220,7 @@ class AnalysisPlan:
     log_curvature_margin: float
 
     def __post_init__(self):
-        _text("name", self.name)
+        arguments.text("name", self.name)
         if not isinstance(self.claims, tuple) or not self.claims:
             raise ValueError("claims: expected a nonempty tuple of ClaimSpec")
         if not isinstance(self.strata, tuple) or not self.strata:
@@ -256,19 +239,16 @@ class AnalysisPlan:
         seeds = self.exploratory_seeds
         if not isinstance(seeds, tuple) or not seeds or len(set(seeds)) != len(seeds):
             raise ValueError("exploratory_seeds: expected a nonempty tuple of distinct integers")
-        _positive("confirmatory_count", self.confirmatory_count, integer=True)
-        if isinstance(self.confirmatory_first_seed, bool) or not isinstance(
-            self.confirmatory_first_seed, int
-        ):
+        arguments.positive("confirmatory_count", self.confirmatory_count, kinds=int)
+        if not arguments.is_integer(self.confirmatory_first_seed):
             raise ValueError("confirmatory_first_seed: expected an integer")
         if set(self.exploratory_seeds) & set(self.confirmatory_seeds):
             raise ValueError(
                 "confirmatory_first_seed: the confirmatory seeds overlap the exploratory"
             )
-        if not (isinstance(self.alpha, float) and 0 < self.alpha < 1):
-            raise ValueError(f"alpha: expected a level in (0, 1), got {self.alpha!r}")
-        _positive("accuracy_margin", self.accuracy_margin)
-        _positive("log_curvature_margin", self.log_curvature_margin)
+        arguments.alpha(self.alpha)
+        arguments.positive("accuracy_margin", self.accuracy_margin)
+        arguments.positive("log_curvature_margin", self.log_curvature_margin)
 
     @property
     def confirmatory_seeds(self) -> tuple[int, ...]:

@@ -35,6 +35,8 @@ import math
 
 import numpy as np
 
+from curvlab import arguments
+
 __all__ = [
     "EXACT_MAX_SEEDS",
     "MONTE_CARLO_RESAMPLES",
@@ -60,18 +62,7 @@ MONTE_CARLO_RESAMPLES: int = 100_000
 """The sign patterns drawn above :data:`EXACT_MAX_SEEDS` seeds (seeded)."""
 
 _ALTERNATIVES = ("two-sided", "greater", "less")
-
-
-def _count(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _alternative(alternative) -> str:
-    if alternative not in _ALTERNATIVES:
-        raise ValueError(f"alternative: expected one of {_ALTERNATIVES}, got {alternative!r}")
-    return alternative
+_COUNTS = (int, np.integer)  # a count may come from a NumPy array
 
 
 def _finite(name: str, values) -> np.ndarray:
@@ -93,8 +84,8 @@ def tie_tolerance(*samples, rtol: float = TIE_RTOL) -> float:
     >>> tie_tolerance([31 / 45, 30 / 45], [30 / 45, 29 / 45]) == 1e-9 * 31 / 45
     True
     """
-    if not (isinstance(rtol, float) and 0 <= rtol < 1):
-        raise ValueError(f"rtol: expected a float in [0, 1), got {rtol!r}")
+    what = "a float in [0, 1)"
+    arguments.number("rtol", rtol, low=0, high=1, high_open=True, expected=what, kinds=float)
     if not samples:
         raise ValueError("samples: expected at least one sample")
     scale = max(float(np.max(np.abs(_finite("samples", s)))) for s in samples)
@@ -109,10 +100,13 @@ def sign_flip_floor(n: int, *, alternative: str = "two-sided", resamples: int | 
     >>> sign_flip_floor(4), sign_flip_floor(5), sign_flip_floor(4, alternative="greater")
     (0.125, 0.0625, 0.0625)
     """
-    n = _count("n", n, 1)
-    exact = 2.0 ** (-n) * (2 if _alternative(alternative) == "two-sided" else 1)
+    n = arguments.integer("n", n, 1, kinds=_COUNTS)
+    alternative = arguments.one_of("alternative", alternative, _ALTERNATIVES)
+    exact = 2.0 ** (-n) * (2 if alternative == "two-sided" else 1)
     if n > EXACT_MAX_SEEDS:
-        draws = MONTE_CARLO_RESAMPLES if resamples is None else _count("resamples", resamples, 1)
+        if resamples is not None:
+            resamples = arguments.integer("resamples", resamples, 1, kinds=_COUNTS)
+        draws = MONTE_CARLO_RESAMPLES if resamples is None else resamples
         return max(exact, 1.0 / (1 + draws))
     return exact
 
@@ -123,7 +117,7 @@ def permutation_floor(permutations: int) -> float:
     >>> permutation_floor(1999)
     0.0005
     """
-    return 1.0 / (1 + _count("permutations", permutations, 1))
+    return 1.0 / (1 + arguments.integer("permutations", permutations, 1, kinds=_COUNTS))
 
 
 def _signed_sums(values: np.ndarray) -> np.ndarray:
@@ -177,7 +171,7 @@ def sign_flip_test(
     0.09375
     """
     x = _finite("d", d)
-    alternative = _alternative(alternative)
+    alternative = arguments.one_of("alternative", alternative, _ALTERNATIVES)
     if not (isinstance(null, int | float) and math.isfinite(null)):
         raise ValueError(f"null: expected a finite number, got {null!r}")
     if tolerance is None:
@@ -192,7 +186,7 @@ def sign_flip_test(
         count = _extreme_count(left, right, observed, slack, alternative)
         p, method, patterns = count / 2.0**n, "exact", 2**n
     else:
-        resamples = _count("resamples", resamples, 1)
+        resamples = arguments.integer("resamples", resamples, 1, kinds=_COUNTS)
         rng, count = np.random.default_rng(seed), 0
         for start in range(0, resamples, 10_000):
             signs = rng.choice((-1.0, 1.0), size=(min(10_000, resamples - start), n))
@@ -215,7 +209,7 @@ def distinct_seed_resamples(n_seeds: int) -> int:
     >>> [distinct_seed_resamples(s) for s in (3, 4, 5)]
     [10, 35, 126]
     """
-    n_seeds = _count("n_seeds", n_seeds, 1)
+    n_seeds = arguments.integer("n_seeds", n_seeds, 1, kinds=_COUNTS)
     return math.comb(2 * n_seeds - 1, n_seeds)
 
 
@@ -226,9 +220,7 @@ def min_distinct_resamples(alpha: float = 0.05) -> int:
     >>> min_distinct_resamples(0.05), min_distinct_resamples(0.1)
     (40, 20)
     """
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        raise ValueError(f"alpha: expected a level in (0, 1), got {alpha!r}")
-    return math.ceil(2 / alpha - 1e-9)
+    return math.ceil(2 / arguments.alpha(alpha) - 1e-9)
 
 
 def cluster_interval_allowed(n_seeds: int, alpha: float = 0.05) -> bool:

@@ -36,6 +36,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
+from curvlab import arguments
 from curvlab.analysis import stats
 from curvlab.analysis.claims import EMPIRICAL_VERDICTS
 from curvlab.analysis.plan import ESTIMATORS, AnalysisPlan, ClaimSpec, plan_sha256
@@ -80,7 +81,7 @@ _HASH = re.compile(r"[0-9a-f]{64}")
 def _number(where: str, name: str, value, *, optional: bool = False) -> None:
     if value is None and optional:
         return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if not (arguments.is_number(value) and math.isfinite(value)):
         raise ValueError(f"{where}: {name} must be a finite number, got {value!r}")
 
 
@@ -104,7 +105,7 @@ def _check_floors(where: str, record: Mapping, alpha: float) -> None:
     if record["ci_low"] is None and record["decidable"]:
         raise ValueError(f"{where}: decidable must be False: the claim has no interval")
     needed = record["seeds_needed"]
-    if needed is not None and (isinstance(needed, bool) or not isinstance(needed, int)):
+    if needed is not None and not arguments.is_integer(needed):
         raise ValueError(f"{where}: seeds_needed must be an integer or None, got {needed!r}")
     if record["decidable"] and needed is not None:
         raise ValueError(f"{where}: seeds_needed must be None for a decidable claim")
@@ -167,9 +168,7 @@ def validate_claim_record(record: Mapping, *, alpha: float = 0.05) -> None:
     if record["margin"] is not None and record["margin"] <= 0:
         raise ValueError(f"{where}: margin must be positive, got {record['margin']!r}")
     seeds = record["seeds"]
-    if not isinstance(seeds, list | tuple) or any(
-        isinstance(s, bool) or not isinstance(s, int) for s in seeds
-    ):
+    if not isinstance(seeds, list | tuple) or not all(arguments.is_integer(s) for s in seeds):
         raise ValueError(f"{where}: seeds must be a list of integers")
     if len(set(seeds)) != len(seeds):
         raise ValueError(f"{where}: seeds must be distinct")

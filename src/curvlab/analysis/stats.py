@@ -45,6 +45,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy import optimize, stats
 
+from curvlab import arguments
 from curvlab.analysis import randomization
 from curvlab.analysis.claims import EMPIRICAL_VERDICTS
 
@@ -60,12 +61,6 @@ __all__ = [
     "required_seeds",
     "verdict_follows",
 ]
-
-
-def _check_alpha(alpha) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        raise ValueError(f"alpha: expected a level in (0, 1), got {alpha!r}")
-    return float(alpha)
 
 
 def _sample(name: str, values, minimum: int = 2) -> np.ndarray:
@@ -91,11 +86,10 @@ def minimum_detectable_effect(
     >>> round(minimum_detectable_effect(20, 1.0), 3)
     0.66
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
-        raise ValueError(f"n: expected an integer >= 2, got {n!r}")
+    arguments.integer("n", n, 2)
     if not (isinstance(sd, int | float) and math.isfinite(sd) and sd >= 0):
         raise ValueError(f"sd: expected a finite number >= 0, got {sd!r}")
-    alpha = _check_alpha(alpha)
+    alpha = arguments.alpha(alpha)
     if not 0 < power < 1:
         raise ValueError(f"power: expected a probability in (0, 1), got {power!r}")
     if sd == 0:
@@ -156,7 +150,7 @@ def _differences(a, b, alpha) -> tuple[np.ndarray, float, float]:
     a, b = _sample("a", a), _sample("b", b)
     if a.shape != b.shape:
         raise ValueError(f"a, b: expected paired samples of equal length, got {a.size}, {b.size}")
-    return a - b, _check_alpha(alpha), randomization.tie_tolerance(a, b)
+    return a - b, arguments.alpha(alpha), randomization.tie_tolerance(a, b)
 
 
 def paired_difference(a, b, *, alpha: float = 0.05) -> dict:
@@ -298,7 +292,7 @@ def directional_verdict(
     >>> directional_verdict(None, None, 0.5, decidable=False)
     'undecidable'
     """
-    alpha = _check_alpha(alpha)
+    alpha = arguments.alpha(alpha)
     if not decidable:
         return "undecidable"
     if ci_low is None or ci_high is None or not ci_low <= ci_high:
@@ -319,7 +313,7 @@ def equivalence_verdict(
     >>> equivalence_verdict(0.01, -0.004, 0.006, 0.01), equivalence_verdict(0.4, 0.02, 0.05, 0.01)
     ('supported', 'contradicted')
     """
-    alpha = _check_alpha(alpha)
+    alpha = arguments.alpha(alpha)
     if not decidable:
         return "undecidable"
     if p_tost < alpha:
@@ -405,7 +399,7 @@ def correlation(x, y, *, groups=None, alpha: float = 0.05) -> dict:
     x, y = _sample("x", x, minimum=4), _sample("y", y, minimum=4)
     if x.shape != y.shape:
         raise ValueError(f"x, y: expected equal lengths, got {x.size} and {y.size}")
-    alpha = _check_alpha(alpha)
+    alpha = arguments.alpha(alpha)
     g = 1
     if groups is not None:
         groups = list(groups)
@@ -467,7 +461,7 @@ def bootstrap_interval(
     True
     """
     sample = _sample("data", data, minimum=3)
-    alpha = _check_alpha(alpha)
+    alpha = arguments.alpha(alpha)
     result = stats.bootstrap(
         (sample,),
         statistic,

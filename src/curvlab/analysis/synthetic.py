@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from curvlab import arguments
+
 __all__ = ["synthetic_runs"]
 
 
@@ -37,8 +39,7 @@ def synthetic_runs(
     >>> len(runs), sorted(runs[0])
     (12, ['depth', 'log_curvature_total_abs', 'model', 'seed', 'task', 'test_accuracy'])
     """
-    if isinstance(n_seeds, bool) or not isinstance(n_seeds, int) or n_seeds < 1:
-        raise ValueError(f"n_seeds: expected an integer >= 1, got {n_seeds!r}")
+    arguments.integer("n_seeds", n_seeds, 1)
     rng = np.random.default_rng(seed)
     seed_effect = rng.normal(0.0, seed_sd, n_seeds) if seed_sd > 0 else np.zeros(n_seeds)
     runs = []

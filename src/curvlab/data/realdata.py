@@ -49,6 +49,8 @@ import torch
 from sklearn import datasets as sklearn_datasets
 from sklearn.model_selection import train_test_split
 
+from curvlab import arguments
+
 __all__ = ["DATASETS", "POSITIVE_CLASS", "TOKEN_SHAPES", "TokenTask", "load_tokens"]
 
 DATASETS: tuple[str, ...] = ("digits", "breast_cancer", "wine")
@@ -118,23 +120,9 @@ def _raw(name: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     return np.asarray(bunch.data, dtype=np.float64), np.asarray(labels, dtype=np.int64), names
 
 
-def _check_name(name) -> str:
-    if not isinstance(name, str) or name not in DATASETS:
-        raise ValueError(f"name: expected one of {DATASETS}, got {name!r}")
-    return name
-
-
-def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
-        raise ValueError(f"seed: expected an integer in 0..2**32 - 1, got {seed!r}")
-    return seed
-
-
 def _check_test_fraction(test_fraction, n: int) -> int:
     """The number of test rows, ⌈test_fraction · n⌉, checked to leave both classes room."""
-    ok = isinstance(test_fraction, int | float) and not isinstance(test_fraction, bool)
-    if not ok or not math.isfinite(test_fraction) or not 0 < test_fraction < 1:
-        raise ValueError(f"test_fraction: expected a number in (0, 1), got {test_fraction!r}")
+    arguments.fraction("test_fraction", test_fraction)
     n_test = math.ceil(test_fraction * n)
     if not 2 <= n_test <= n - 2:
         raise ValueError(
@@ -171,8 +159,8 @@ def load_tokens(name: str, *, seed: int = 0, test_fraction: float = 0.25) -> Tok
     >>> load_tokens("wine").feature_names[-1]
     ('proline', '(padding)')
     """
-    name = _check_name(name)
-    seed = _check_seed(seed)
+    name = arguments.one_of("name", name, DATASETS)
+    seed = arguments.integer("seed", seed, 0, 2**32 - 1, expected="an integer in 0..2**32 - 1")
     features, labels, names = _raw(name)
     n_test = _check_test_fraction(test_fraction, labels.shape[0])
     rows = np.arange(labels.shape[0])

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from curvlab import arguments
+
 __all__ = [
     "HARD_TASKS",
     "LINEAR_TASKS",
@@ -147,26 +149,6 @@ _GENERATORS = {
 }
 
 
-def _check_positive_int(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
-    return value
-
-
-def _check_task(task) -> str:
-    if task not in _GENERATORS:
-        raise ValueError(f"task: expected one of {TASKS}, got {task!r}")
-    return task
-
-
-def _check_noise(noise) -> float:
-    if isinstance(noise, bool) or not isinstance(noise, int | float) or not noise >= 0:
-        raise ValueError(f"noise: expected a finite number >= 0, got {noise!r}")
-    if not math.isfinite(noise):
-        raise ValueError(f"noise: expected a finite number >= 0, got {noise!r}")
-    return float(noise)
-
-
 def make_points(task: str, n_points: int, *, seed: int = 0, noise: float = 0.05):
     """Points (n, 2) float64 and labels (n,) int64 in {0, 1} of one task, from ``seed``.
 
@@ -177,11 +159,10 @@ def make_points(task: str, n_points: int, *, seed: int = 0, noise: float = 0.05)
     >>> tuple(x.shape), tuple(y.shape), bool(((x[:, 0] * x[:, 1] > 0).long() == y).all())
     ((6, 2), (6,), True)
     """
-    _check_task(task)
-    _check_positive_int("n_points", n_points)
-    noise = _check_noise(noise)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed: expected an integer, got {seed!r}")
+    arguments.one_of("task", task, TASKS)
+    arguments.integer("n_points", n_points, 1)
+    noise = arguments.number("noise", noise, low=0)
+    arguments.integer("seed", seed)
     generator = torch.Generator().manual_seed(seed)
     points, labels = _GENERATORS[task](n_points, generator)
     jitter = noise * torch.randn(n_points, 2, generator=generator, dtype=torch.float64)
@@ -213,8 +194,8 @@ def make_task(
     >>> t.train_points.shape, t.test_labels.shape, t.is_linear
     (torch.Size([8, 2]), torch.Size([4]), False)
     """
-    _check_positive_int("n_train", n_train)
-    _check_positive_int("n_test", n_test)
+    arguments.integer("n_train", n_train, 1)
+    arguments.integer("n_test", n_test, 1)
     points, labels = make_points(task, n_train + n_test, seed=seed, noise=noise)
     return Task(
         name=task,
@@ -227,14 +208,10 @@ def make_task(
 
 def _check_write_dim(write_dim, d_model: int, read: int, reason: str) -> int:
     """``write_dim`` checked to leave at least ``read`` read coordinates of ``d_model``."""
-    if isinstance(write_dim, bool) or not isinstance(write_dim, int):
-        raise ValueError(f"write_dim: expected an integer, got {write_dim!r}")
-    if not 0 <= write_dim <= d_model - read:
-        raise ValueError(
-            f"write_dim: expected 0 <= write_dim <= d_model - {read} = {d_model - read} (the "
-            f"read part must {reason}), got {write_dim}"
-        )
-    return write_dim
+    what = f"0 <= write_dim <= d_model - {read} = {d_model - read} (the read part must {reason})"
+    return arguments.integer(
+        "write_dim", write_dim, 0, d_model - read, expected=what, type_expected="an integer"
+    )
 
 
 class PointTokenizer(nn.Module):
@@ -252,8 +229,8 @@ class PointTokenizer(nn.Module):
 
     def __init__(self, n_tokens: int = 4, d_model: int = 8, *, write_dim: int = 0, seed: int = 0):
         super().__init__()
-        _check_positive_int("n_tokens", n_tokens)
-        _check_positive_int("d_model", d_model, minimum=2)
+        arguments.integer("n_tokens", n_tokens, 1)
+        arguments.integer("d_model", d_model, 2)
         _check_write_dim(write_dim, d_model, 2, "hold the 2-D input")
         generator = torch.Generator().manual_seed(seed)
         read = d_model - write_dim
@@ -299,9 +276,9 @@ class SequenceTokenizer(nn.Module):
         self, n_tokens: int, token_width: int, d_model: int = 8, *, write_dim: int = 0, seed=0
     ):
         super().__init__()
-        _check_positive_int("n_tokens", n_tokens)
-        _check_positive_int("token_width", token_width)
-        _check_positive_int("d_model", d_model, minimum=2)
+        arguments.integer("n_tokens", n_tokens, 1)
+        arguments.integer("token_width", token_width, 1)
+        arguments.integer("d_model", d_model, 2)
         _check_write_dim(write_dim, d_model, 1, "not be empty")
         generator = torch.Generator().manual_seed(seed)
         read = d_model - write_dim

@@ -39,11 +39,12 @@ indicators only, so its result does not depend on the others in the batch.  Dete
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+
+from curvlab import arguments
 
 __all__ = [
     "AdaptiveIntegral",
@@ -72,18 +73,6 @@ class AdaptiveIntegral:
     evaluations: torch.Tensor
     rounds: torch.Tensor
     leaves: torch.Tensor
-
-
-def _count(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
-    return value
-
-
-def _fraction(name: str, value, *, low: float, high: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low < value < high:
-        raise ValueError(f"{name}: expected a number in ({low:g}, {high:g}), got {value!r}")
-    return float(value)
 
 
 def as_boxes(low, high) -> tuple[torch.Tensor, torch.Tensor]:
@@ -220,19 +209,20 @@ def adaptive_midpoint(
     >>> low, high = torch.zeros(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64)
     >>> peak = lambda x: torch.exp(-((x - 0.3) ** 2).sum(-1) / (2 * 0.002**2))  # mass 2π·4e-6
     >>> out = adaptive_midpoint(peak, low, high, base=16, tolerance=0.01)
-    >>> mass = 2 * math.pi * 0.002**2
+    >>> mass = 2 * torch.pi * 0.002**2
     >>> float(out.coarse) / mass < 0.01, abs(float(out.integral) / mass - 1) < 0.01
     (True, True)
     >>> bool(out.converged), float(out.error) <= 0.01 * float(out.integral)
     (True, True)
     """
-    base = _count("base", base, 1)
-    cells_per_round = _count("cells_per_round", cells_per_round, 1)
-    max_rounds = _count("max_rounds", max_rounds, 0)
-    tolerance = _fraction("tolerance", tolerance, low=0.0, high=1.0)
-    marking = _fraction("marking", marking, low=0.0, high=1.0 + 1e-12)
-    if isinstance(absolute, bool) or not isinstance(absolute, int | float) or not absolute >= 0:
-        raise ValueError(f"absolute: expected a number >= 0, got {absolute!r}")
+    base = arguments.integer("base", base, 1)
+    cells_per_round = arguments.integer("cells_per_round", cells_per_round, 1)
+    max_rounds = arguments.integer("max_rounds", max_rounds, 0)
+    tolerance = arguments.fraction("tolerance", tolerance)
+    marking = arguments.number(  # 1 itself passes, with room for rounding above it
+        "marking", marking, low=0, high=1 + 1e-12, low_open=True, high_open=True
+    )
+    arguments.number("absolute", absolute, low=0, finite=False)
     if base >= 2**_KEY_BITS:
         raise ValueError(f"base: expected fewer than 2**{_KEY_BITS} cells per axis, got {base}")
     if not callable(density):
@@ -390,10 +380,7 @@ def disc_domain(centres: torch.Tensor, radius: float) -> Callable[[torch.Tensor]
     >>> phi(torch.tensor([[0.5, 0.0], [1.5, 0.0]])).tolist()
     [-0.5, 0.5]
     """
-    if isinstance(radius, bool) or not isinstance(radius, int | float):
-        raise ValueError(f"radius: expected a positive number, got {radius!r}")
-    if not (math.isfinite(radius) and radius > 0):
-        raise ValueError(f"radius: expected a positive finite number, got {radius!r}")
+    arguments.positive("radius", radius)
     centres = torch.as_tensor(centres)
     if centres.ndim < 2 or centres.shape[-1] != 2 or centres.shape[-2] == 0:
         raise ValueError(f"centres: expected points (..., n, 2), got {tuple(centres.shape)}")

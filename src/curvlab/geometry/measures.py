@@ -39,6 +39,7 @@ import numpy as np
 import torch
 from torch.func import jacfwd, vmap
 
+from curvlab import arguments
 from curvlab.geometry.curvature import gaussian_curvature, metric
 from curvlab.geometry.gauss_equation import (
     PointBatch,
@@ -385,8 +386,7 @@ def curve_measures(
     True
     """
     ((low, high),) = as_patch([interval])
-    if not isinstance(points, int | np.integer) or points < 2:
-        raise ValueError(f"points: expected an integer >= 2, got {points!r}")
+    arguments.integer("points", points, 2, kinds=(int, np.integer))
     if closed:
         theta = low + (high - low) * torch.arange(points, dtype=torch.float64) / points
         weights = torch.full((points,), (high - low) / points, dtype=torch.float64)

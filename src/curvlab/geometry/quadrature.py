@@ -19,6 +19,8 @@ import math
 import numpy as np
 import torch
 
+from curvlab import arguments
+
 __all__ = ["QUADRATURE_RULES", "as_patch", "quadrature_grid"]
 
 QUADRATURE_RULES = ("gauss-legendre", "midpoint")
@@ -59,8 +61,7 @@ def quadrature_grid(patch, points_per_axis=32, rule="gauss-legendre", *, dtype=t
     bounds = as_patch(patch)
     if not isinstance(points_per_axis, int | np.integer) or points_per_axis < 1:
         raise ValueError(f"points_per_axis: expected a positive integer, got {points_per_axis!r}")
-    if rule not in QUADRATURE_RULES:
-        raise ValueError(f"rule: expected one of {QUADRATURE_RULES}, got {rule!r}")
+    arguments.one_of("rule", rule, QUADRATURE_RULES)
     axes = [_one_axis(low, high, int(points_per_axis), rule) for low, high in bounds]
     nodes = np.stack(np.meshgrid(*[a[0] for a in axes], indexing="ij"), axis=-1)
     weights = np.ones(())

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import torch
 
+from curvlab import arguments
+
 __all__ = [
     "Surface",
     "catenoid",
@@ -73,14 +75,6 @@ class Surface:
         return self.f(x)
 
 
-def _positive(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{name}: expected a positive real number, got {type(value).__name__}")
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name}: expected a positive finite number, got {value!r}")
-    return float(value)
-
-
 def _surface(name, f, K, patch) -> Surface:
     return Surface(name, f, lambda u: 2 * K(u), K, tuple(patch))
 
@@ -104,7 +98,7 @@ def plane() -> Surface:
 
 def sphere(radius: float = 1.0) -> Surface:
     """Round sphere of ``radius``, polar angle ``x[0]`` ∈ (0, π), azimuth ``x[1]``: K = 1/r²."""
-    r = _positive("radius", radius)
+    r = arguments.positive("radius", radius, type_error=True)
 
     def f(x):
         theta, phi = x[0], x[1]
@@ -117,7 +111,7 @@ def sphere(radius: float = 1.0) -> Surface:
 
 def cylinder(radius: float = 1.0) -> Surface:
     """Circular cylinder (r cos φ, r sin φ, z): extrinsically bent, intrinsically flat, K = 0."""
-    r = _positive("radius", radius)
+    r = arguments.positive("radius", radius, type_error=True)
 
     def f(x):
         return torch.stack([r * torch.cos(x[0]), r * torch.sin(x[0]), x[1]])
@@ -167,7 +161,8 @@ def torus(big: float = 2.0, small: float = 1.0) -> Surface:
 
     Over the whole torus ∫K dA = 0 (Gauss–Bonnet, χ = 0), ∫|K| dA = 8π, A = 4π²Rr.
     """
-    R, r = _positive("big", big), _positive("small", small)
+    R = arguments.positive("big", big, type_error=True)
+    r = arguments.positive("small", small, type_error=True)
     if not R > r:
         raise ValueError(f"big, small: expected big > small for an embedded torus, got {R}, {r}")
 
@@ -184,7 +179,7 @@ def torus(big: float = 2.0, small: float = 1.0) -> Surface:
 
 def catenoid(scale: float = 1.0) -> Surface:
     """Catenoid (c cosh(v/c) cos u, c cosh(v/c) sin u, v), minimal: K = −1/(c² cosh⁴(v/c))."""
-    c = _positive("scale", scale)
+    c = arguments.positive("scale", scale, type_error=True)
 
     def f(x):
         radius = c * torch.cosh(x[1] / c)
@@ -211,7 +206,7 @@ def enneper() -> Surface:
 
 def three_sphere(radius: float = 1.0) -> Surface:
     """Round 3-sphere of ``radius`` in ℝ⁴ (hyperspherical angles): R = 6/r², each K(X, Y) = 1/r²."""
-    r = _positive("radius", radius)
+    r = arguments.positive("radius", radius, type_error=True)
 
     def f(x):
         s0, s1 = torch.sin(x[0]), torch.sin(x[1])

@@ -11,10 +11,9 @@ refined), every member of the ensemble refined by its own error estimate.
 
 from __future__ import annotations
 
-import math
-
 import torch
 
+from curvlab import arguments
 from curvlab.geometry.adaptive import disc_domain
 from curvlab.geometry.curvature_integrals import curvature_integrals
 from curvlab.geometry.gauss_equation import singular_values, surface_from_jets
@@ -59,10 +58,14 @@ def adaptive_sheet(
 
 
 def _check(ens: Ensemble, train_points, radius) -> None:
-    if isinstance(radius, bool) or not isinstance(radius, int | float):
-        raise ValueError(f"radius: expected a positive number of input units, got {radius!r}")
-    if not (math.isfinite(radius) and radius > 0):
-        raise ValueError(f"radius: expected a positive finite number, got {radius!r}")
+    arguments.number(
+        "radius",
+        radius,
+        low=0,
+        low_open=True,
+        expected="a positive finite number",
+        type_expected="a positive number of input units",
+    )
     if not isinstance(train_points, torch.Tensor) or train_points.ndim != 3:
         raise ValueError("train_points: expected a tensor (E, n, 2)")
     if train_points.shape[-1] != 2 or train_points.shape[0] != ens.size:
@@ -97,8 +100,7 @@ def spike_map(
     _check(ens, train_points, radius)
     if ens.size != 1:
         raise ValueError(f"ens: expected one member, got {ens.size}")
-    if isinstance(grid, bool) or not isinstance(grid, int) or grid < 8:
-        raise ValueError(f"grid: expected an integer >= 8, got {grid!r}")
+    arguments.integer("grid", grid, 8)
     nodes, weights = data_domain_grid(train_points, grid, radius)
     J, H = ensemble_jets(ens, nodes)
     surface = surface_from_jets(J, H)

@@ -11,11 +11,11 @@ doubled, |log(I_P / I_2P)|.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
 
+from curvlab import arguments
 from curvlab.measurement.sheets import data_region_grid
 
 __all__ = ["DOMAIN_RADIUS", "data_domain_grid", "grid_convergence"]
@@ -42,16 +42,12 @@ def data_domain_grid(
     >>> [round(float(data_domain_grid(points, p, 0.5)[1].sum()), 2) for p in (10, 100, 400)]
     [0.4, 0.39, 0.39]
     """
-    if isinstance(radius, bool) or not isinstance(radius, int | float) or not radius > 0:
-        raise ValueError(f"radius: expected a positive number of input units, got {radius!r}")
-    if not math.isfinite(radius):
-        raise ValueError(f"radius: expected a finite number, got {radius!r}")
+    what = "a positive number of input units"
+    arguments.number("radius", radius, low=0, low_open=True, finite=False, expected=what)
+    arguments.number("radius", radius, expected="a finite number")
     if train_points.ndim != 3 or train_points.shape[-1] != 2:
         raise ValueError("train_points: expected a tensor (E, n, 2)")
-    if isinstance(points_per_axis, bool) or not isinstance(points_per_axis, int):
-        raise ValueError(f"points_per_axis: expected an integer >= 1, got {points_per_axis!r}")
-    if points_per_axis < 1:
-        raise ValueError(f"points_per_axis: expected an integer >= 1, got {points_per_axis!r}")
+    arguments.integer("points_per_axis", points_per_axis, 1)
     nodes, _ = data_region_grid(train_points, points_per_axis)  # the same midpoint nodes
     sides = (train_points.amax(dim=1) - train_points.amin(dim=1)) / points_per_axis  # (E, 2)
     nearest = torch.cdist(nodes, train_points).amin(dim=-1)  # (E, N)
@@ -74,7 +70,7 @@ def grid_convergence(integral: Callable[[int], torch.Tensor], grids) -> dict:
     ([0.0465, 0.026], 0.0362)
     """
     grids = list(grids)
-    if not grids or any(isinstance(p, bool) or not isinstance(p, int) or p < 1 for p in grids):
+    if not grids or any(not arguments.is_integer(p) or p < 1 for p in grids):
         raise ValueError(f"grids: expected a nonempty list of integers >= 1, got {grids!r}")
     cache: dict[int, torch.Tensor] = {}
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from curvlab import arguments
+
 __all__ = ["count_spikes", "spike_steps"]
 
 
@@ -18,10 +20,8 @@ def spike_steps(losses, factor: float = 1.5, window: int = 50) -> list[int]:
     >>> spike_steps([3.0, 2.0, 1.0, 1.6, 0.9, 1.0], factor=1.5, window=2)
     [3]
     """
-    if isinstance(factor, bool) or not isinstance(factor, int | float) or not factor > 0:
-        raise ValueError(f"factor: expected a number > 0, got {factor!r}")
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise ValueError(f"window: expected an integer >= 1, got {window!r}")
+    arguments.number("factor", factor, low=0, low_open=True, finite=False)
+    arguments.integer("window", window, 1)
     losses = [float("nan") if v is None else float(v) for v in losses]
     steps = []
     for t in range(1, len(losses)):

@@ -32,16 +32,11 @@ import torch
 from torch import nn
 from torch.func import functional_call, vmap
 
+from curvlab import arguments
 from curvlab.geometry.gauss_equation import jets, surface_from_jets
 from curvlab.models.ensemble import Ensemble
 
 __all__ = ["draw_triangles", "slice_curvature", "slice_jets", "slice_map", "triangle_nodes"]
-
-
-def _check_subdivision(subdivision) -> int:
-    if isinstance(subdivision, bool) or not isinstance(subdivision, int) or subdivision < 1:
-        raise ValueError(f"subdivision: expected an integer >= 1, got {subdivision!r}")
-    return subdivision
 
 
 def triangle_nodes(subdivision: int, *, dtype=torch.float64) -> tuple[torch.Tensor, float]:
@@ -54,7 +49,7 @@ def triangle_nodes(subdivision: int, *, dtype=torch.float64) -> tuple[torch.Tens
     >>> bool((nodes.sum(dim=1) < 1).all() and (nodes > 0).all())
     True
     """
-    P = _check_subdivision(subdivision)
+    P = arguments.integer("subdivision", subdivision, 1)
     up = [((i + 1 / 3) / P, (j + 1 / 3) / P) for i in range(P) for j in range(P - i)]
     down = [((i + 2 / 3) / P, (j + 2 / 3) / P) for i in range(P) for j in range(P - 1 - i)]
     return torch.tensor(up + down, dtype=dtype), 1 / (2 * P * P)
@@ -153,8 +148,7 @@ def draw_triangles(labels, count: int, seed) -> list[tuple[int, int, int]]:
     True
     """
     labels = np.asarray(labels)
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"count: expected an integer >= 1, got {count!r}")
+    arguments.integer("count", count, 1)
     rows = [np.flatnonzero(labels == c) for c in (0, 1)]
     if min(r.size for r in rows) < 3:
         raise ValueError("labels: each class needs at least 3 rows to span a triangle")

@@ -53,6 +53,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from curvlab import arguments
 from curvlab.data.tasks import PointTokenizer, SequenceTokenizer
 from curvlab.models.point_map import GATES, gated_attention_point_map
 
@@ -92,12 +93,6 @@ VARIANTS: tuple[str, ...] = (
 """
 
 
-def _check_int(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
-    return value
-
-
 class SoftmaxSelfAttention(nn.Module):
     """Ungated multi-head softmax self-attention, Y W_O with Y = softmax(QKᵀ/√hs + M) V.
 
@@ -120,11 +115,11 @@ class SoftmaxSelfAttention(nn.Module):
         if not isinstance(causal, bool):
             raise ValueError(f"causal: expected True or False, got {causal!r}")
         self.causal = causal
-        _check_int("d_model", d_model)
-        _check_int("n_heads", n_heads)
-        self.d_in = d_model if d_in is None else _check_int("d_in", d_in)
-        self.d_out = d_model if d_out is None else _check_int("d_out", d_out)
-        d_model = d_model if d_attn is None else _check_int("d_attn", d_attn)
+        arguments.integer("d_model", d_model, 1)
+        arguments.integer("n_heads", n_heads, 1)
+        self.d_in = d_model if d_in is None else arguments.integer("d_in", d_in, 1)
+        self.d_out = d_model if d_out is None else arguments.integer("d_out", d_out, 1)
+        d_model = d_model if d_attn is None else arguments.integer("d_attn", d_attn, 1)
         if d_model % n_heads:
             raise ValueError(f"n_heads: must divide the inner width {d_model}, got {n_heads}")
         # d_model is the inner width from here on (Q, K, V, Y); d_in/d_out are the outer ones
@@ -218,10 +213,7 @@ class AdditiveSelfAttention(SoftmaxSelfAttention):
 
     def __init__(self, d_model: int, n_heads: int = 2, *, nonlinearity: str = "tanh", **options):
         super().__init__(d_model, n_heads, **options)
-        if nonlinearity not in self._NONLINEARITIES:
-            raise ValueError(
-                f"nonlinearity: expected one of {tuple(self._NONLINEARITIES)}, got {nonlinearity!r}"
-            )
+        arguments.one_of("nonlinearity", nonlinearity, self._NONLINEARITIES)
         self.nonlinearity = nonlinearity
         self.shift = nn.Linear(self.d_in, d_model)
 
@@ -302,10 +294,10 @@ class AttentionClassifier(nn.Module):
 
     def layer_index(self, layer: int) -> int:
         """``layer`` as 0..L (0 = tokens, L = last block); ValueError outside -(L+1)..L."""
-        if isinstance(layer, bool) or not isinstance(layer, int):
-            raise ValueError(f"layer: expected an integer, got {layer!r}")
-        if not -self.depth - 1 <= layer <= self.depth:
-            raise ValueError(f"layer: expected -{self.depth + 1}..{self.depth}, got {layer}")
+        what = f"-{self.depth + 1}..{self.depth}"
+        layer = arguments.integer(
+            "layer", layer, -self.depth - 1, self.depth, expected=what, type_expected="an integer"
+        )
         return layer % (self.depth + 1)
 
     def _pool(self, h: torch.Tensor) -> torch.Tensor:
@@ -337,8 +329,8 @@ def matched_width(d_model: int, n_heads: int = 2, *, d_in=None, d_out=None) -> i
     >>> matched_width(4, 1), matched_width(16, 2)
     (5, 20)
     """
-    _check_int("d_model", d_model)
-    _check_int("n_heads", n_heads)
+    arguments.integer("d_model", d_model, 1)
+    arguments.integer("n_heads", n_heads, 1)
     d_in = d_model if d_in is None else d_in
     d_out = d_model if d_out is None else d_out
     target = _attention_parameters(d_in, d_model, d_out, gate=d_model)
@@ -402,14 +394,12 @@ def build_classifier(
     >>> digits(torch.zeros(3, 8, 8)).shape
     torch.Size([3])
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"variant: expected one of {VARIANTS}, got {variant!r}")
-    _check_int("depth", depth)
-    _check_int("d_model", d_model, minimum=2)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed: expected an integer, got {seed!r}")
+    arguments.one_of("variant", variant, VARIANTS)
+    arguments.integer("depth", depth, 1)
+    arguments.integer("d_model", d_model, 2)
+    arguments.integer("seed", seed)
     if token_width is not None:
-        _check_int("token_width", token_width)
+        arguments.integer("token_width", token_width, 1)
 
     def tokenizer_of(write: int):
         if token_width is None:
@@ -419,7 +409,7 @@ def build_classifier(
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         if structured:
-            _check_int("write_dim", write_dim)
+            arguments.integer("write_dim", write_dim, 1)
             read_dim = d_model - write_dim
             if read_dim < 2:
                 raise ValueError(

@@ -33,6 +33,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from curvlab import arguments
+
 __all__ = [
     "ACCURACY_TOLERANCE",
     "LOG_TOLERANCE",
@@ -62,8 +64,7 @@ def window_start(epochs: int) -> int:
     >>> window_start(400), window_start(5)
     (320, 4)
     """
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 2:
-        raise ValueError(f"epochs: expected an integer >= 2, got {epochs!r}")
+    arguments.integer("epochs", epochs, 2)
     return epochs - max(1, math.ceil(WINDOW * epochs - 1e-9))
 
 
@@ -73,10 +74,8 @@ def budgets(epochs: int, doublings: int) -> list[int]:
     >>> budgets(400, 3), budgets(400, 0)
     ([400, 800, 1600, 3200], [400])
     """
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 2:
-        raise ValueError(f"epochs: expected an integer >= 2, got {epochs!r}")
-    if isinstance(doublings, bool) or not isinstance(doublings, int) or doublings < 0:
-        raise ValueError(f"retrain_doublings: expected an integer >= 0, got {doublings!r}")
+    arguments.integer("epochs", epochs, 2)
+    arguments.integer("retrain_doublings", doublings, 0)
     return [epochs * 2**k for k in range(doublings + 1)]
 
 

@@ -37,6 +37,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
+from curvlab import arguments
 from curvlab.geometry.gauss_equation import row_jets
 from curvlab.models.attention import (
     AdditiveSelfAttention,
@@ -339,15 +340,12 @@ def train_ensemble(
     "vmap" (the module) or "einsum" (the hand-batched optimisation); the final loss and
     accuracy are measured by the module either way.
     """
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule: expected one of {SCHEDULES}, got {schedule!r}")
-    if backend not in BACKENDS:
-        raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
+    arguments.one_of("schedule", schedule, SCHEDULES)
+    arguments.one_of("backend", backend, BACKENDS)
     _check_data(ens, points, labels)
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 2:
-        raise ValueError(f"epochs: expected an integer >= 2, got {epochs!r}")
+    arguments.integer("epochs", epochs, 2)
     wanted = set(snapshots)
-    if any(isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= epochs for t in wanted):
+    if any(not arguments.is_integer(t) or not 0 <= t <= epochs for t in wanted):
         raise ValueError(f"snapshots: expected epochs in 0..{epochs}, got {sorted(wanted)!r}")
     kept = {}
     dtype = next(iter(ens.params.values())).dtype
@@ -453,8 +451,8 @@ def ensemble_jets(
     """
     if chunk == "auto":
         chunk = max(1, JET_POINTS // ens.size)
-    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1):
-        raise ValueError(f"chunk: expected a positive integer, None or 'auto', got {chunk!r}")
+    if chunk is not None:
+        arguments.integer("chunk", chunk, 1, expected="a positive integer, None or 'auto'")
     points = points.detach()
     params = {k: v.detach() for k, v in ens.params.items()}
     pooled = _Pooled(ens.template)

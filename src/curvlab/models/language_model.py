@@ -36,6 +36,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from curvlab import arguments
 from curvlab.models.attention import AttentionBlock, build_attention
 
 __all__ = [
@@ -61,24 +62,17 @@ EMBEDDING_STD = 0.02
 """The standard deviation of the token and position embeddings at initialisation (GPT-2's)."""
 
 
-def _check_int(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
-    return value
-
-
 def _check_config(variant, vocab_size, context, d_model, n_heads, depth, d_mlp) -> int:
     """Validate a configuration; return the MLP width m (4d when ``d_mlp`` is None)."""
-    if variant not in LANGUAGE_MODEL_VARIANTS:
-        raise ValueError(f"variant: expected one of {LANGUAGE_MODEL_VARIANTS}, got {variant!r}")
-    _check_int("vocab_size", vocab_size, minimum=2)
-    _check_int("context", context)
-    _check_int("d_model", d_model)
-    _check_int("n_heads", n_heads)
-    _check_int("depth", depth)
+    arguments.one_of("variant", variant, LANGUAGE_MODEL_VARIANTS)
+    arguments.integer("vocab_size", vocab_size, 2)
+    arguments.integer("context", context, 1)
+    arguments.integer("d_model", d_model, 1)
+    arguments.integer("n_heads", n_heads, 1)
+    arguments.integer("depth", depth, 1)
     if d_model % n_heads:
         raise ValueError(f"n_heads: must divide d_model = {d_model}, got {n_heads}")
-    return 4 * d_model if d_mlp is None else _check_int("d_mlp", d_mlp)
+    return 4 * d_model if d_mlp is None else arguments.integer("d_mlp", d_mlp, 1)
 
 
 def language_model_parameter_count(
@@ -228,8 +222,7 @@ def build_language_model(
     >>> all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
     True
     """
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed: expected an integer, got {seed!r}")
+    arguments.integer("seed", seed)
     config = dict(vocab_size=vocab_size, context=context, d_model=d_model, n_heads=n_heads)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import torch
 
+from curvlab import arguments
+
 __all__ = ["GATES", "gated_attention_point_map"]
 
 
@@ -110,8 +112,7 @@ def _as_like(name: str, value, x: torch.Tensor, ndim: int) -> torch.Tensor:
 
 def _gate_values(gate: str, weight, bias, x: torch.Tensor, channels: int):
     """σ(W_g x + b_g) broadcast to the e channels (shape (e,)), or 1.0 for ``gate="none"``."""
-    if gate not in GATES:
-        raise ValueError(f"gate: expected one of {GATES}, got {gate!r}")
+    arguments.one_of("gate", gate, GATES)
     if gate == "none":
         for name, value in (("gate_weight", weight), ("gate_bias", bias)):
             if value is not None:

@@ -24,6 +24,8 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from curvlab import arguments
+
 __all__ = ["DEVICES", "evaluate", "fit", "resolve_device"]
 
 
@@ -79,20 +81,6 @@ def _check_data(points, labels) -> tuple[torch.Tensor, torch.Tensor]:
     if not torch.isfinite(points).all():
         raise ValueError("points: must be finite (found NaN or inf)")
     return points, labels
-
-
-def _check_positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}: expected a positive integer, got {value!r}")
-    return value
-
-
-def _check_nonnegative(name: str, value, *, positive=False) -> float:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < 0 or (positive and value == 0):
-        bound = "> 0" if positive else ">= 0"
-        raise ValueError(f"{name}: expected a finite number {bound}, got {value!r}")
-    return float(value)
 
 
 @contextlib.contextmanager
@@ -172,13 +160,12 @@ def fit(
     (True, 60)
     """
     points, labels = _check_data(points, labels)
-    epochs = _check_positive_int("epochs", epochs)
-    learning_rate = _check_nonnegative("learning_rate", learning_rate, positive=True)
-    weight_decay = _check_nonnegative("weight_decay", weight_decay)
+    epochs = arguments.integer("epochs", epochs, 1, expected="a positive integer")
+    learning_rate = arguments.number("learning_rate", learning_rate, low=0, low_open=True)
+    weight_decay = arguments.number("weight_decay", weight_decay, low=0)
     if batch_size is not None:
-        batch_size = _check_positive_int("batch_size", batch_size)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed: expected an integer, got {seed!r}")
+        batch_size = arguments.integer("batch_size", batch_size, 1, expected="a positive integer")
+    arguments.integer("seed", seed)
     if not isinstance(model, nn.Module) or not any(p.requires_grad for p in model.parameters()):
         raise ValueError("model: expected an nn.Module with trainable parameters")
     device = resolve_device(device)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from curvlab import arguments
+
 __all__ = [
     "CheckTable",
 ]
@@ -51,7 +53,7 @@ class CheckTable:
     def _number(value: object) -> float:
         if hasattr(value, "item"):
             value = value.item()
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if not arguments.is_number(value):
             raise TypeError(f"value must be a real number, got {type(value)}")
         return float(value)
 

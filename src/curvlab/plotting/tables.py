@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from curvlab import arguments
 from curvlab.analysis.claims import GEOMETRIC_VERDICTS
 from curvlab.analysis.decidability import verdict_label
 from curvlab.analysis.schema import STUDIES
@@ -316,8 +317,7 @@ def study_verdicts_table(
     '| **E2** | gated > ungated | +0.050 [+0.010, +0.090]; p 0.03 → **supported** \
 | {doc}`experiments/reproduction` |'
     """
-    if study not in STUDIES:
-        raise ValueError(f"study: expected one of {STUDIES}, got {study!r}")
+    arguments.one_of("study", study, STUDIES)
     if not isinstance(chapters, Mapping) or not chapters:
         raise ValueError(f"chapters: expected a nonempty mapping claim → chapter, got {chapters!r}")
     ours = {r["claim"]: r for r in records if r.get("study") == study}
@@ -363,8 +363,7 @@ def numbers_table(head: Sequence[str], rows: Iterable[Sequence[object]], *, digi
     head = [_cell(h) for h in head]
     if not head:
         raise ValueError("head: expected at least one column title")
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
-        raise ValueError(f"digits: expected an integer >= 1, got {digits!r}")
+    arguments.integer("digits", digits, 1)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         row = list(row)

@@ -38,6 +38,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from curvlab import arguments
 from curvlab.models.attention import gated_attention_point_map
 from curvlab.plotting import COLORS, plot_curvature_map, plot_curvature_surface
 
@@ -56,7 +57,7 @@ _VALUE_ANGLES = (0.0, 2 * math.pi / 3, 4 * math.pi / 3)
 
 
 def _real_number(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
+    if not arguments.is_number(value, (int, float, np.floating, np.integer)):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     if not math.isfinite(float(value)):
         raise ValueError(f"{name} must be finite, got {value!r}")
@@ -174,7 +175,7 @@ def attention_surface(
     half_width = _real_number("extent", extent)
     if half_width <= 0:
         raise ValueError(f"extent must be positive, got {extent!r}")
-    if isinstance(resolution, bool) or not isinstance(resolution, int) or resolution < 2:
+    if not arguments.is_integer(resolution) or resolution < 2:
         raise ValueError(f"resolution must be an integer >= 2, got {resolution!r}")
     f = settings.attention_map()
     axis = torch.linspace(-half_width, half_width, resolution, dtype=torch.float64)

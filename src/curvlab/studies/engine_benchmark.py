@@ -34,6 +34,7 @@ from collections.abc import Callable
 import torch
 from torch.autograd.functional import jacobian
 
+from curvlab import arguments
 from curvlab.geometry.curvature import scalar_curvature
 from curvlab.geometry.surfaces import gallery
 from curvlab.models.attention import gated_attention_point_map
@@ -185,8 +186,7 @@ def run_benchmark(
     loop_points = points if loop_points is None else loop_points
     if not isinstance(loop_points, int) or not 1 <= loop_points <= points:
         raise ValueError(f"loop_points: expected an integer in [1, points], got {loop_points!r}")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats: expected a positive integer, got {repeats!r}")
+    arguments.integer("repeats", repeats, 1, expected="a positive integer")
     available = benchmark_maps(seed)
     names = list(available) if maps is None else list(maps)
     unknown = [name for name in names if name not in available]
@@ -272,8 +272,7 @@ def gallery_accuracy(points: int = 1000, seed: int = 0) -> list[dict]:
     >>> all(r["max_abs_error"] < 1e-10 for r in records)
     True
     """
-    if isinstance(points, bool) or not isinstance(points, int) or points < 1:
-        raise ValueError(f"points: expected a positive integer, got {points!r}")
+    arguments.integer("points", points, 1, expected="a positive integer")
     generator = torch.Generator().manual_seed(seed)
     records = []
     for surface in gallery():

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 import torch
 
+from curvlab import arguments
 from curvlab.analysis.growth import fit_power_law
 from curvlab.geometry.measures import quadrature_grid
 from curvlab.measurement.sheets import PATCH, sheet_curvature
@@ -71,8 +72,7 @@ def draw_structured_layer(seed: int) -> StructuredLayer:
     """
     import sympy as sp
 
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed: expected an integer >= 0, got {seed!r}")
+    arguments.integer("seed", seed, 0)
     generator = torch.Generator().manual_seed(seed)
     while True:
         keys = torch.randint(-2, 3, (2, 2), generator=generator)

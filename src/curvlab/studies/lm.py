@@ -71,6 +71,7 @@ import time
 import numpy as np
 import torch
 
+from curvlab import arguments
 from curvlab.analysis.language_model_claims import COMPARISONS, MEASURES, lm_claims, run_measure
 from curvlab.data.corpus import (
     CorpusFingerprint,
@@ -127,14 +128,6 @@ _CHECKS = {
 }
 
 
-def _positive(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ValueError(f"{name}: expected a number > 0, got {value!r}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name}: expected a finite number, got {value!r}")
-    return float(value)
-
-
 def lm_config(scale: str = "small", **overrides) -> dict:
     """The study configuration of ``scale`` with ``overrides``, every setting checked.
 
@@ -144,7 +137,8 @@ def lm_config(scale: str = "small", **overrides) -> dict:
     """
     config = study_config(LM_SCALES, scale, overrides, _CHECKS, study="language-model study")
     for name in ("learning_rate", "stability_multiple", "spike_factor"):
-        _positive(name, config[name])
+        arguments.number(name, config[name], low=0, low_open=True, finite=False)
+        arguments.number(name, config[name], expected="a finite number")
     if config["weight_decay"] < 0:
         raise ValueError(f"weight_decay: expected a number >= 0, got {config['weight_decay']!r}")
     if config["d_model"] % config["n_heads"]:

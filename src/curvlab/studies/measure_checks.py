@@ -35,6 +35,7 @@ from collections.abc import Sequence
 import torch
 from torch.func import vmap
 
+from curvlab import arguments
 from curvlab.geometry.gauss_equation import jets
 from curvlab.geometry.quadrature import quadrature_grid
 from curvlab.geometry.surfaces import cylinder, sphere
@@ -80,10 +81,7 @@ def closed_form_checks(radius: float = 2.0, points_per_axis: int = 32) -> list[d
     >>> len(rows), max(r["error"] for r in rows if r["measure"] != "∫|K| dA") < 1e-12
     (9, True)
     """
-    if isinstance(points_per_axis, bool) or not isinstance(points_per_axis, int):
-        raise TypeError(f"points_per_axis: expected an integer, got {points_per_axis!r}")
-    if points_per_axis < 2:
-        raise ValueError(f"points_per_axis: expected an integer >= 2, got {points_per_axis}")
+    arguments.integer("points_per_axis", points_per_axis, 2, type_error=True)
     rows = []
 
     def add(surface, measured, exact):

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from curvlab import arguments
 from curvlab.studies.cells import train_and_judge
 from curvlab.studies.protocol import REPRODUCTION_SCALES, reproduce_config
 from curvlab.studies.result import StudyResult
@@ -89,7 +90,7 @@ def pilot_config(scale: str = "small", *, plan: dict = PILOT_PLAN, **overrides) 
     reproduction) and the pilot's ``plan`` (its seeds and budgets: :data:`PILOT_PLAN`)."""
     config = reproduce_config(scale, **overrides)
     budgets = plan["budgets"]
-    if len(budgets) < 2 or any(not isinstance(b, int) or b < 2 for b in budgets):
+    if len(budgets) < 2 or any(not arguments.is_integer(b) or b < 2 for b in budgets):
         raise ValueError(f"plan: expected at least two integer budgets >= 2, got {budgets!r}")
     return {**config, "plan": dict(plan)}
 

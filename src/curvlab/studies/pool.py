@@ -31,6 +31,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from tqdm.auto import tqdm
 
+from curvlab import arguments
 from curvlab.studies.cache import cache_path, compute_and_store, load_result
 
 __all__ = ["JOBS_VARIABLE", "available_cores", "cached_map", "resolve_jobs"]
@@ -69,9 +70,7 @@ def resolve_jobs(jobs=None, environ=os.environ, *, variable=JOBS_VARIABLE, defau
         if not (text.isascii() and text.isdigit()) or int(text) < 1:
             raise ValueError(f"{variable}: expected a positive integer, got {text!r}")
         return int(text)
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs: expected a positive integer, got {jobs!r}")
-    return jobs
+    return arguments.integer("jobs", jobs, 1, expected="a positive integer")
 
 
 def _set_threads(threads: int) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from curvlab import arguments
 from curvlab.geometry.measures import curve_measures
 from curvlab.measurement.sheets import SHEET_METRICS, sheet_curvature
 from curvlab.studies.protocol import POOLE_SCALES, study_config
@@ -100,8 +101,7 @@ def random_tanh_network(
     torch.Size([16])
     """
     for name, value in (("width", width), ("depth", depth)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+        arguments.integer(name, value, 1, expected="a positive integer")
     generator = torch.Generator().manual_seed(seed)
     scale_w, scale_b = math.sqrt(sigma_w2 / width), math.sqrt(sigma_b2)
     weights = [

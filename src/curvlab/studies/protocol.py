@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
+from curvlab import arguments
 from curvlab.data.tasks import TASKS
 from curvlab.models.attention import VARIANTS
 from curvlab.models.language_model import LANGUAGE_MODEL_VARIANTS
@@ -35,10 +36,6 @@ __all__ = [
     "reproduce_config",
     "study_config",
 ]
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def study_config(
@@ -68,8 +65,7 @@ def study_config(
     ...
     ValueError: tasks: expected a nonempty list, got []
     """
-    if scale not in scales:
-        raise ValueError(f"scale: expected one of {tuple(scales)}, got {scale!r}")
+    arguments.one_of("scale", scale, scales)
     config = json.loads(json.dumps(scales[scale]))
     unknown = sorted(set(overrides) - set(config))
     if unknown:
@@ -88,13 +84,13 @@ def study_config(
 
 
 def _check_one(key: str, value, check, *, plural: bool) -> None:
-    if _is_int(check):
-        if not _is_int(value) or value < check:
-            what = f"integers >= {check}" if plural else f"an integer >= {check}"
-            raise ValueError(f"{key}: expected {what}, got {value!r}")
-    elif value not in check:
-        what = "names from" if plural else "one of"
-        raise ValueError(f"{key}: expected {what} {tuple(check)}, got {value!r}")
+    """One value of setting ``key`` against its check: a minimum or the allowed names."""
+    if arguments.is_integer(check):
+        what = f"integers >= {check}" if plural else None
+        arguments.integer(key, value, check, expected=what)
+    else:
+        what = f"names from {tuple(check)}" if plural else None
+        arguments.one_of(key, value, check, expected=what)
 
 
 _REPRODUCTION = {

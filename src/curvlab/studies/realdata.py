@@ -73,6 +73,7 @@ import math
 
 import torch
 
+from curvlab import arguments
 from curvlab.analysis.empirical import quadrature_convergence
 from curvlab.analysis.realdata_claims import ANALYSIS, PREDICTIONS, analyse_realdata
 from curvlab.data.realdata import DATASETS, TOKEN_SHAPES, load_tokens
@@ -154,13 +155,6 @@ _CHECKS = {
 }
 
 
-def _positive_number(config: dict, key: str) -> None:
-    value = config[key]
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{key}: expected a finite number > 0, got {value!r}")
-
-
 def realdata_config(scale: str = "small", **overrides) -> dict:
     """The study configuration of ``scale`` (:data:`~curvlab.studies.protocol.REALDATA_SCALES`)
     with ``overrides``, every setting checked (a ValueError names it).
@@ -187,12 +181,10 @@ def realdata_config(scale: str = "small", **overrides) -> dict:
     if config["subdivision_check"] <= config["subdivision"]:
         raise ValueError("subdivision_check: expected more than subdivision (2P is Part II's)")
     for key in ("learning_rate", "logistic_c"):
-        _positive_number(config, key)
+        arguments.number(key, config[key], low=0, low_open=True)
     if not isinstance(config["weight_decay"], int | float) or config["weight_decay"] < 0:
         raise ValueError(f"weight_decay: expected a number >= 0, got {config['weight_decay']!r}")
-    tf = config["test_fraction"]
-    if isinstance(tf, bool) or not isinstance(tf, int | float) or not 0 < tf < 1:
-        raise ValueError(f"test_fraction: expected a number in (0, 1), got {tf!r}")
+    arguments.fraction("test_fraction", config["test_fraction"])
     return config
 
 

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import json
 
+from curvlab import arguments
 from curvlab.analysis.empirical import (
     ANALYSIS,
     CLAIM_FIELDS,
@@ -260,12 +261,9 @@ def reproduction_config(
     seeds = overrides.get("seeds")
     if isinstance(seeds, list | tuple) and len(seeds) < 3:
         raise ValueError(f"seeds: expected at least 3 seeds, got {list(seeds)!r}")
-    if not isinstance(confirmatory, bool) and (
-        not isinstance(confirmatory, int) or confirmatory < 3
-    ):
-        raise ValueError(
-            f"confirmatory: expected True, False or an integer >= 3, got {confirmatory!r}"
-        )
+    if not isinstance(confirmatory, bool):
+        what = "True, False or an integer >= 3"
+        arguments.integer("confirmatory", confirmatory, 3, expected=what)
     if not isinstance(plan, AnalysisPlan):
         raise ValueError(f"plan: expected an AnalysisPlan, got {type(plan).__name__}")
     if not isinstance(geometric, bool):

@@ -33,6 +33,8 @@ from collections.abc import Sequence
 
 import sympy as sp
 
+from curvlab import arguments
+
 __all__ = [
     "composing_layer",
     "composing_stack",
@@ -55,6 +57,9 @@ __all__ = [
 
 # ---------------------------------------------------------------------------------------------
 # input validation
+
+_INTEGERS = (int, sp.Integer)
+"""What a count (a depth, a number of weights) may be given as: a Python or a SymPy integer."""
 
 
 def _as_values(values, name: str = "values") -> sp.Matrix:
@@ -128,14 +133,6 @@ def _as_vector(vector, name: str, length: int | None = None) -> list[sp.Expr]:
     return entries
 
 
-def _as_positive_int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | sp.Integer):
-        raise TypeError(f"{name}: expected an integer, got {value!r}")
-    if int(value) < minimum:
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value}")
-    return int(value)
-
-
 def _column(entries) -> sp.Matrix:
     return sp.Matrix(len(entries), 1, list(entries))
 
@@ -154,7 +151,7 @@ def simplex_weights(n, symbol: str = "alpha") -> tuple[list[sp.Expr], tuple[sp.S
     >>> weights, coords
     ([alpha1, alpha2, -alpha1 - alpha2 + 1], (alpha1, alpha2))
     """
-    n = _as_positive_int(n, "n", minimum=2)
+    n = arguments.integer("n", n, 2, type_error=True, kinds=_INTEGERS)
     coords = sp.symbols(f"{symbol}1:{n}", real=True)
     coords = tuple(coords) if isinstance(coords, tuple | list) else (coords,)
     return [*coords, 1 - sum(coords)], coords
@@ -498,7 +495,7 @@ def structured_stack(
         if not depth.is_positive:
             raise ValueError(f"depth: a symbolic depth must be a positive Symbol, got {depth}")
     else:
-        depth = _as_positive_int(depth, "depth")
+        depth = arguments.integer("depth", depth, 1, type_error=True, kinds=_INTEGERS)
     v, m = _write_direction(write_direction)
     coords, h = _input_sheet(rational, m)
     layer_depths = [1] if symbolic_depth else range(depth)
@@ -600,7 +597,7 @@ def composing_stack(depth, keys, values, gate_weights=None, gate_bias=0) -> tupl
     >>> sp.simplify(f[2] - 2 * sp.exp(x[0]) / (sp.exp(x[0]) + 1))
     0
     """
-    depth = _as_positive_int(depth, "depth")
+    depth = arguments.integer("depth", depth, 1, type_error=True, kinds=_INTEGERS)
     K = _as_keys(keys, len(_as_vector(values, "values")))
     if K.shape[1] != 3:
         raise ValueError(f"keys: expected 3 columns (they read the state h ∈ ℝ³), got {K.shape}")

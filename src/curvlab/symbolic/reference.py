@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from curvlab import arguments
+
 __all__ = ["DiffgeomTiming", "diffgeom_riemann_timed"]
 
 _STARTUP_SECONDS = 120.0  # a spawned child re-imports SymPy; on a loaded machine that is slow
@@ -98,8 +100,8 @@ def diffgeom_riemann_timed(metric, coords, timeout: float = 10.0) -> DiffgeomTim
             f"metric: expected shape ({len(symbols)}, {len(symbols)}) for coords {symbols}, "
             f"got {matrix.shape}"
         )
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise ValueError(f"timeout: expected a positive number of seconds, got {timeout!r}")
+    what = "a positive number of seconds"
+    arguments.number("timeout", timeout, low=0, low_open=True, finite=False, expected=what)
     context = mp.get_context("spawn")
     queue = context.Queue()
     process = context.Process(target=_child, args=(queue, sp.srepr(matrix), sp.srepr(symbols)))
