@@ -105,7 +105,8 @@ $(STUDIES_STAMP): $(STAMP) $(STUDY_SOURCES)
 #                      fails it, naming the chapters). Executes only what changed: a chapter edit
 #                      re-runs that chapter; a change to src/curvlab, pyproject.toml or
 #                      requirements.txt re-runs every chapter importing curvlab (the execution
-#                      cache is keyed by them: book/_ext/curvlab_site.py); no change, no work.
+#                      cache is keyed by them: book/_ext/curvlab_site/cache.py); no change, no
+#                      work.
 #                      A failed build leaves nothing up to date: the next one builds again.
 book: require-python require-npm _build/html/index.html
 
@@ -113,10 +114,10 @@ book: require-python require-npm _build/html/index.html
 # MPLBACKEND=Agg would put no figure on the page of a chapter calling plt.show()).
 # _build/html/index.html is the target, written by the build (a redirect to the landing page),
 # so it is removed first: only a build that finishes with status 0 leaves it. When the build
-# fails, the pages of the chapters whose execution failed are deleted (book/_ext/curvlab_site.py)
-# and so is Sphinx's saved environment (_build/.doctrees), so that the next build reads every
-# page again and reports every warning again (the executions come from the cache, except those
-# that failed: they are run again). A per-cell timeout guards against hangs only
+# fails, the pages of the chapters whose execution failed are deleted
+# (book/_ext/curvlab_site/cache.py) and so is Sphinx's saved environment (_build/.doctrees), so
+# that the next build reads every page again and reports every warning again (the executions
+# come from the cache, except those that failed: they are run again). A per-cell timeout guards against hangs only
 # (execute.timeout in _config.yml; CURVLAB_CELL_TIMEOUT=<seconds> overrides it).
 # The studies are order-only: they run first but do not by themselves make the site out of
 # date (a change to the library that they read does, through BOOK_SOURCES).

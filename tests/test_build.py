@@ -30,16 +30,21 @@ needs_make = pytest.mark.skipif(MAKE is None, reason="GNU make is not installed"
 
 
 def _load(name: str, path: Path):
-    """A module loaded from its file: the site extension is on Sphinx's path (_config.yml), not
-    on Python's."""
-    spec = importlib.util.spec_from_file_location(name, path)
+    """The module at ``path``, or the package when ``path`` is its folder, as ``name``."""
+    if path.is_dir():
+        spec = importlib.util.spec_from_file_location(
+            name, path / "__init__.py", submodule_search_locations=[str(path)]
+        )
+    else:
+        spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-site = _load("curvlab_site", REPOSITORY / "book" / "_ext" / "curvlab_site.py")
+EXTENSION = REPOSITORY / "book" / "_ext" / "curvlab_site"
+site = _load("curvlab_site", EXTENSION)
 
 
 def _make(*arguments: str, **env: str) -> subprocess.CompletedProcess:
@@ -182,12 +187,12 @@ def test_the_cell_timeout_guards_against_hangs_and_can_be_overridden():
 
     config = yaml.safe_load((REPOSITORY / "_config.yml").read_text(encoding="utf-8"))
     assert config["execute"]["timeout"] >= 1800, "a busy machine must not time a cell out"
-    assert site.cell_timeout(1800, {}) == 1800
-    assert site.cell_timeout(1800, {"CURVLAB_CELL_TIMEOUT": " 60 "}) == 60
-    assert site.cell_timeout(1800, {"CURVLAB_CELL_TIMEOUT": "0"}) == -1
-    assert site.cell_timeout(1800, {"CURVLAB_CELL_TIMEOUT": "-1"}) == -1
+    assert site.patience.cell_timeout(1800, {}) == 1800
+    assert site.patience.cell_timeout(1800, {"CURVLAB_CELL_TIMEOUT": " 60 "}) == 60
+    assert site.patience.cell_timeout(1800, {"CURVLAB_CELL_TIMEOUT": "0"}) == -1
+    assert site.patience.cell_timeout(1800, {"CURVLAB_CELL_TIMEOUT": "-1"}) == -1
     with pytest.raises(ValueError, match="CURVLAB_CELL_TIMEOUT"):
-        site.cell_timeout(1800, {"CURVLAB_CELL_TIMEOUT": "10m"})
+        site.patience.cell_timeout(1800, {"CURVLAB_CELL_TIMEOUT": "10m"})
 
 
 def test_the_kernel_waits_patiently_and_the_override_reaches_myst_nb(monkeypatch):
@@ -199,8 +204,8 @@ def test_the_kernel_waits_patiently_and_the_override_reaches_myst_nb(monkeypatch
     monkeypatch.setattr(utils, "executenb", utils.executenb)  # restored after the test
     monkeypatch.setenv("CURVLAB_CELL_TIMEOUT", "3600")
     app = SimpleNamespace(env=SimpleNamespace(mystnb_config=NbParserConfig(execution_timeout=1800)))
-    site.patient_execution(app)
-    site.patient_execution(app)  # a second build in the same process wraps nothing twice
+    site.patience.patient_execution(app)
+    site.patience.patient_execution(app)  # a second build in the same process wraps nothing twice
     assert app.env.mystnb_config.execution_timeout == 3600
     assert utils.executenb.func is nbclient.client.execute
     seen = {}
@@ -277,34 +282,35 @@ def _library(root: Path) -> Path:
 def test_library_digest_follows_sources_and_pins_but_not_byte_code(tmp_path):
     package = _library(tmp_path)
     paths = ["src/lib", "pyproject.toml", "requirements.txt"]
-    first = site.library_digest(tmp_path, paths)
-    assert site.library_digest(tmp_path, paths) == first
+    first = site.cache.library_digest(tmp_path, paths)
+    assert site.cache.library_digest(tmp_path, paths) == first
     (package / "__pycache__").mkdir()
     (package / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
-    assert site.library_digest(tmp_path, paths) == first
+    assert site.cache.library_digest(tmp_path, paths) == first
     (package / "__init__.py").write_text("X = 2\n", encoding="utf-8")
-    second = site.library_digest(tmp_path, paths)
+    second = site.cache.library_digest(tmp_path, paths)
     assert second != first
     (package / "sub.py").write_text("", encoding="utf-8")
-    third = site.library_digest(tmp_path, paths)
+    third = site.cache.library_digest(tmp_path, paths)
     assert third != second
     (tmp_path / "requirements.txt").write_text("numpy==2\n", encoding="utf-8")
-    assert site.library_digest(tmp_path, paths) != third
+    assert site.cache.library_digest(tmp_path, paths) != third
 
 
 def test_the_grader_beside_the_library_is_outside_its_digest(tmp_path):
     assert (REPOSITORY / "src" / "curvgrade").is_dir()
-    paths = site.DEFAULT_LIBRARY_PATHS
+    paths = site.cache.DEFAULT_LIBRARY_PATHS
     assert not any("src/curvgrade/cli.py".startswith(path) for path in paths)
     for name in ("src/curvlab/__init__.py", "src/curvgrade/__init__.py", "pyproject.toml"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("X = 1\n", encoding="utf-8")
-    first = site.library_digest(tmp_path, paths)
+    first = site.cache.library_digest(tmp_path, paths)
     (tmp_path / "src" / "curvgrade" / "__init__.py").write_text("X = 2\n", encoding="utf-8")
     (tmp_path / "src" / "curvgrade" / "cli.py").write_text("", encoding="utf-8")
-    assert site.library_digest(tmp_path, paths) == first, "a grader edit re-executes no chapter"
+    unchanged = site.cache.library_digest(tmp_path, paths) == first
+    assert unchanged, "a grader edit re-executes no chapter"
     (tmp_path / "src" / "curvlab" / "__init__.py").write_text("X = 2\n", encoding="utf-8")
-    assert site.library_digest(tmp_path, paths) != first
+    assert site.cache.library_digest(tmp_path, paths) != first
 
 
 @pytest.mark.parametrize(
@@ -321,13 +327,13 @@ def test_the_grader_beside_the_library_is_outside_its_digest(tmp_path):
 def test_which_chapters_depend_on_the_library(tmp_path, source, imports):
     chapter = tmp_path / "chapter.md"
     chapter.write_text(source, encoding="utf-8")
-    assert site._imports_library(chapter, ["curvlab"]) is imports
+    assert site.cache.imports_library(chapter, ["curvlab"]) is imports
 
 
 def test_a_chapter_running_the_grader_depends_on_the_library(tmp_path):
     chapter = tmp_path / "chapter.md"
     chapter.write_text("from curvgrade import read_chapter\n", encoding="utf-8")
-    assert site._imports_library(chapter, site.DEFAULT_LIBRARY_MODULES)
+    assert site.cache.imports_library(chapter, site.cache.DEFAULT_LIBRARY_MODULES)
 
 
 def _theme_options(url: str) -> dict:
@@ -340,7 +346,7 @@ def _theme_options(url: str) -> dict:
             },
         }
     )
-    site.configure_repository_buttons(None, config)
+    site.buttons.configure_repository_buttons(None, config)
     return config.html_theme_options
 
 
@@ -364,14 +370,14 @@ def test_a_configured_repository_gets_binder_and_repository_buttons():
 
 def test_the_failing_cell_is_named_by_its_exception():
     traceback = "Cell In[1], line 1\n----> 1 import lib\n\x1b[0;31mImportError\x1b[0m: broken\n"
-    assert site._error_line(traceback) == "ImportError: broken"
-    assert site._error_line(None) == "see the traceback above"
+    assert site.cache.error_line(traceback) == "ImportError: broken"
+    assert site.cache.error_line(None) == "see the traceback above"
     timed_out = (
         "    raise CellTimeoutError.error_from_timeout_and_cell(\n"
         "nbclient.exceptions.CellTimeoutError: A cell timed out while it was being executed, "
         "after 5 seconds.\nThe message was: Cell execution timed out.\n"
     )
-    assert site._error_line(timed_out).startswith("CellTimeoutError: A cell timed out")
+    assert site.cache.error_line(timed_out).startswith("CellTimeoutError: A cell timed out")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -558,8 +564,11 @@ FRONT_MATTER = textwrap.dedent(
 
 def _scratch_book(root: Path, marker: Path) -> None:
     """Two chapters; the cell of ``flaky`` hangs on its first execution only (``marker``)."""
-    (root / "book" / "_ext").mkdir(parents=True)
-    shutil.copy(REPOSITORY / "book" / "_ext" / "curvlab_site.py", root / "book" / "_ext")
+    shutil.copytree(
+        EXTENSION,
+        root / "book" / "_ext" / EXTENSION.name,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     (root / "_config.yml").write_text(
         textwrap.dedent(
             """\
@@ -631,7 +640,8 @@ def _make_book(root: Path, *options: str) -> tuple[int, str, set[str]]:
     )
     log = result.stdout + result.stderr
     by_mystnb = set(re.findall(r"(\w+)\.md: Executing notebook using", log))
-    # the chapters executed side by side before Sphinx reads them (book/_ext/curvlab_site.py)
+    # the chapters executed side by side before Sphinx reads them
+    # (book/_ext/curvlab_site/side_by_side.py)
     side_by_side = set(re.findall(r"curvlab: executed \S*?(\w+)\.md in .* \(side by side\)", log))
     failed_side_by_side = set(re.findall(r"curvlab: \S*?(\w+)\.md failed \(.* side by side\)", log))
     return result.returncode, log, by_mystnb | side_by_side | failed_side_by_side

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-EXTENSION = REPOSITORY / "book" / "_ext" / "curvlab_site.py"
+EXTENSION = REPOSITORY / "book" / "_ext" / "curvlab_site"
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
 FRONT_MATTER = textwrap.dedent(
     """\
@@ -45,8 +45,9 @@ def _chapter(title: str, code: str) -> str:
 
 
 def _write_book(root: Path) -> None:
-    (root / "_ext").mkdir(parents=True)
-    shutil.copy(EXTENSION, root / "_ext" / EXTENSION.name)
+    shutil.copytree(
+        EXTENSION, root / "_ext" / EXTENSION.name, ignore=shutil.ignore_patterns("__pycache__")
+    )
     (root / "src" / "scratchlib").mkdir(parents=True)
     (root / "src" / "scratchlib" / "__init__.py").write_text("VALUE = 41\n", encoding="utf-8")
     (root / "_config.yml").write_text(

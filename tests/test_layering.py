@@ -300,3 +300,115 @@ def test_neither_library_imports_the_tools():
     assert reaching == [], (
         "the tools import the libraries, never the reverse (the wheel has no tools)"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The site extension (book/_ext/curvlab_site): a Sphinx extension beside the library, not part
+# of it. Its modules are small, import no private name of curvlab or of each other, and
+# nothing of curvlab or the grader imports it.
+
+EXTENSION = SOURCE.parent / "book" / "_ext" / "curvlab_site"
+EXTENSION_MODULES = sorted(EXTENSION.rglob("*.py"))
+OWN_PACKAGES = {"curvlab", EXTENSION.name}
+
+
+def extension_module_name(path: Path) -> str:
+    parts = [EXTENSION.name, *path.relative_to(EXTENSION).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def private_imports(source: str, module: str, is_package: bool = False) -> list[str]:
+    """Every private name ``module`` takes from curvlab or from the extension's other modules:
+    by ``from ... import _name``, or as ``alias._name`` of a module it imported."""
+    package = module if is_package else module.rpartition(".")[0]
+    tree = ast.parse(source)
+    problems, bound = [], {}  # bound: local name -> the curvlab or extension module it names
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in OWN_PACKAGES:
+                    local = alias.asname or alias.name.split(".")[0]
+                    bound[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            if target.split(".")[0] not in OWN_PACKAGES:
+                continue
+            for alias in node.names:
+                if _is_private(alias.name) and target != module:
+                    problems.append(f"{module} imports the private name {alias.name} from {target}")
+                else:
+                    bound[alias.asname or alias.name] = f"{target}.{alias.name}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr):
+            chain = _dotted(node.value)
+            if chain and chain.split(".")[0] in bound:
+                owner = bound[chain.split(".")[0]] + chain[len(chain.split(".")[0]) :]
+                problems.append(f"{module} uses the private name {node.attr} of {owner}")
+    return problems
+
+
+def test_the_site_extension_is_a_package():
+    assert (EXTENSION / "__init__.py").is_file(), "book/_ext/curvlab_site/ is a package"
+    assert not EXTENSION.with_suffix(".py").exists(), "one home: the package, not a module too"
+    assert len(EXTENSION_MODULES) > 1
+
+
+@pytest.mark.parametrize("path", EXTENSION_MODULES, ids=lambda p: p.name)
+def test_every_module_of_the_site_extension_is_small_and_imports_no_private_name(path):
+    assert len(path.read_text().splitlines()) <= 500, f"{path.name}: split it by concern"
+    module = extension_module_name(path)
+    assert private_imports(path.read_text(), module, path.name == "__init__.py") == []
+
+
+def test_the_private_import_checker_catches_each_kind_of_breach():
+    sibling = "from .patience import _patient_waits\n"
+    assert (
+        "private name _patient_waits from curvlab_site.patience"
+        in (private_imports(sibling, "curvlab_site.side_by_side")[0])
+    )
+    absolute = "def f():\n    from curvlab_site.cache import _failed_docs\n"
+    assert "_failed_docs" in private_imports(absolute, "curvlab_site.download")[0]
+    library = "from curvlab.studies.pool import _cores\n"
+    assert "from curvlab.studies.pool" in private_imports(library, "curvlab_site.side_by_side")[0]
+    attribute = "from . import cache\n\ncache._failed_docs(env)\n"
+    assert "_failed_docs of curvlab_site.cache" in private_imports(attribute, "curvlab_site.x")[0]
+    dotted = "import curvlab.studies.pool\n\ncurvlab.studies.pool._cores()\n"
+    assert "of curvlab.studies.pool" in private_imports(dotted, "curvlab_site.x")[0]
+    package = "from . import _helpers\n"
+    assert "_helpers from curvlab_site" in private_imports(package, "curvlab_site.cache")[0]
+    parent = "from .. import _helpers\n"
+    assert private_imports(parent, "curvlab_site.sub", is_package=True)
+    fine = (
+        "from . import cache\nfrom .patience import patient_waits\n"
+        "from curvlab.studies.pool import available_cores\nimport os\n"
+        "os._exit\ncache.__doc__\nself._notebook\n"
+    )
+    assert private_imports(fine, "curvlab_site.side_by_side") == []
+    own = "from .side_by_side import _execute\n"
+    assert private_imports(own, "curvlab_site.side_by_side") == []
+
+
+def test_neither_the_library_nor_the_grader_imports_the_site_extension():
+    importers = [
+        p for p in MODULES + GRADER_MODULES if EXTENSION.name in imported_packages(p.read_text())
+    ]
+    assert importers == [], "the site extension is the book's, never the library's"
