@@ -297,6 +297,7 @@ def test_curvature_invariant_under_nonlinear_diffeomorphism(seed):
 
 @given(seed=seeds)
 @example(seed=95968523)  # a nearly parallel pair (conditioning 5e6)
+@example(seed=2332)  # a well-conditioned pair whose K differed by 7.4e-12
 @LAWS
 def test_sectional_curvature_of_a_surface_is_its_gaussian_curvature(seed):
     generator = rng(seed)
@@ -306,11 +307,13 @@ def test_sectional_curvature_of_a_surface_is_its_gaussian_curvature(seed):
     Y = torch.randn(10, 2, generator=generator, dtype=torch.float64)
     # R(X, Y, Y, X) / |X ∧ Y|² loses digits as X and Y near parallel: the rounding error grows
     # with the pair's conditioning |X|²|Y|² / |X ∧ Y|², so the tolerance does too (a random
-    # pair reached 5e6, and 1e-8 relative there; a well-conditioned pair is held to ~1e-13)
+    # pair reached 5e6, and 1e-8 relative there; seed 2332, conditioning about 20 and K = -2.7,
+    # differed by 7.4e-12, 2.7e-12 relative: the bound allows 1e-12 relative per unit of
+    # conditioning)
     xx, yy, xy = (X * X).sum(-1), (Y * Y).sum(-1), (X * Y).sum(-1)
     conditioning = xx * yy / (xx * yy - xy**2)
     sectional, gaussian = sectional_curvature(f, u, X, Y), gaussian_curvature(f, u)
-    bound = 1e-13 * conditioning * gaussian.abs() + 1e-12
+    bound = 1e-12 * conditioning * (gaussian.abs() + 1)
     assert ((sectional - gaussian).abs() <= bound).all(), (sectional - gaussian, bound)
     assert_close(scalar_curvature(f, u), 2 * gaussian_curvature(f, u), atol=1e-12)
 
