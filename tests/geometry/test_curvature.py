@@ -595,7 +595,7 @@ def test_lambdify_map_checks_its_inputs():
 
 @functools.cache
 def attention_examples():
-    """Part I's attention maps from curvlab.symbolic.attention: (embedding, coords, box)."""
+    """Part I's attention maps from curvlab.symbolic: (embedding, coords, box)."""
     import sympy as sp
 
     from curvlab.symbolic import (

@@ -62,7 +62,7 @@ def test_the_closure_follows_imports_at_any_depth_and_inside_functions():
     assert {"curvlab", "curvlab.models", "curvlab.geometry"} <= set(cells)  # the packages run
     assert all(name.startswith("curvlab") for name in cells)
     # curved_ungated_slice imports the symbolic attention maps inside the function
-    assert "curvlab.symbolic.attention" in import_closure("curvlab.studies.input_slices")
+    assert "curvlab.symbolic.attention_maps" in import_closure("curvlab.studies.input_slices")
     assert "curvlab.plotting" not in import_closure("curvlab.studies.depth")
     with pytest.raises(ValueError, match="entry"):
         import_closure("numpy")

@@ -1,4 +1,4 @@
-"""curvlab.symbolic.geometry: closed forms, sympy.diffgeom cross-checks, laws, bad input."""
+"""symbolic.connection and .curvature: closed forms, diffgeom cross-checks, laws, bad input."""
 
 import random
 import time
