@@ -24,6 +24,8 @@ are in no layer: they may import the public names of ``curvlab``, ``curvgrade`` 
 another, and neither library imports them (the wheel packages src/ only). Rules 1 and 3 and the
 500 lines hold for every tool.
 
+No module of the grader, ``src/curvgrade``, is longer than 500 lines either.
+
 Imports are read with ``ast`` (module-level and function-level alike); relative imports are
 resolved against the importing module's package.
 """
@@ -285,6 +287,11 @@ def test_the_library_and_the_grader_import_nothing_of_each_other():
     grader_to_library = [p for p in GRADER_MODULES if "curvlab" in imported_packages(p.read_text())]
     assert library_to_grader == [], "curvlab must not import the grader"
     assert grader_to_library == [], "curvgrade locates curvlab (sandbox.LIBRARIES), not imports it"
+
+
+@pytest.mark.parametrize("path", GRADER_MODULES, ids=_id)
+def test_no_grader_module_exceeds_500_lines(path):
+    assert len(path.read_text().splitlines()) <= 500
 
 
 def test_neither_library_imports_the_tools():

@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from curvgrade.chapter import read_chapter
-from curvgrade.cli import toc_chapters
 from curvgrade.site import distinctive_answer_lines, executed_notebook, student_markdown
+from curvgrade.toc import toc_chapters
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 STUDENT_SITE = Path(

@@ -40,17 +40,10 @@ import zipfile
 from pathlib import Path
 
 from .bundle import Bundle
-from .grading import (
-    MAX_SUBMISSION_BYTES,
-    MAX_SUBMISSION_CELLS,
-    CheckResult,
-    SandboxUnavailable,
-    SubmissionResult,
-    check_budget,
-    grade_notebook,
-    read_submission,
-)
+from .grading import SandboxUnavailable, check_budget, grade_notebook
 from .reports import check_reason
+from .results import CheckResult, SubmissionResult
+from .submission import MAX_SUBMISSION_BYTES, MAX_SUBMISSION_CELLS, read_submission
 
 FORMAT = "curvgrade-gradescope/1"
 CONFIG = "curvgrade-gradescope.json"  # in the zip, beside setup.sh

@@ -26,7 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 from .bundle import Bundle
-from .grading import CheckResult, SubmissionResult  # noqa: F401 (CheckResult: doctests)
+from .results import CheckResult, SubmissionResult  # noqa: F401 (CheckResult: doctests)
 
 
 def _number(value: int | float) -> str:

@@ -20,8 +20,9 @@ from curvgrade import (
     write_editions,
 )
 from curvgrade.bundle import Bundle
-from curvgrade.cli import main, toc_chapters
+from curvgrade.cli import main
 from curvgrade.editions import instructor_notebook, leaked_solution_lines
+from curvgrade.toc import toc_chapters
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sphere-demo.md"
 ROOT = Path(__file__).resolve().parents[2]

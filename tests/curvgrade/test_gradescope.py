@@ -30,7 +30,7 @@ import pytest
 from curvgrade import gradescope, markup, read_chapter
 from curvgrade.cli import main
 from curvgrade.editions import autograder_bundle, instructor_notebook, leaked_solution_lines
-from curvgrade.grading import CheckResult, SubmissionResult
+from curvgrade.results import CheckResult, SubmissionResult
 from curvgrade.sandbox import sandbox_problem
 
 ROOT = Path(__file__).resolve().parents[2]

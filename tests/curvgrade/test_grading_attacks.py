@@ -273,9 +273,9 @@ def test_grading_the_same_submission_twice_gives_the_same_grade(graded, tmp_path
 
 
 def test_grading_refuses_without_a_sandbox_unless_unsafe(graded, tmp_path, monkeypatch, capsys):
-    import curvgrade.cli as cli
+    import curvgrade.batch as batch
 
-    monkeypatch.setattr(cli, "sandbox_problem", lambda: "bubblewrap is not installed")
+    monkeypatch.setattr(batch, "sandbox_problem", lambda: "bubblewrap is not installed")
     submissions = tmp_path / "subs"
     submissions.mkdir()
     shutil.copy(graded["files"]["right"], submissions / "right.ipynb")

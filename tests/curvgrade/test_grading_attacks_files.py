@@ -31,8 +31,9 @@ import pytest
 import curvgrade
 from curvgrade.classlist import POSSIBLE_ROW, cell, read_manual
 from curvgrade.cli import main
-from curvgrade.grading import SubmissionResult, read_submission
+from curvgrade.results import SubmissionResult
 from curvgrade.sandbox import sandbox_problem
+from curvgrade.submission import read_submission
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SANDBOXED = pytest.mark.skipif(
