@@ -19,7 +19,7 @@ TINY_DEPTH = {
     "depths": [1, 2],
     "seeds": [0],
     "epochs": 2,
-    "grid": 3,
+    "resolution": 3,
     "probe_points": 4,
     "n_train": 16,
     "n_test": 16,
@@ -34,11 +34,11 @@ def tiny_study_config(tmp_path, **overrides) -> dict:
         "retrain_doublings": 1,
         "tasks": ["blobs", "half_plane", "xor", "circles"],
         "confirmatory": 3,  # the plan's first 3 fresh seeds
-        "grid": 8,  # both studies: coarse quadrature, a few ρ points (the plan's are costly)
-        "grid_check": 16,
+        "resolution": 8,  # both studies: coarse quadrature, a few ρ points (the plan's are costly)
+        "resolution_check": 16,
         "rho_points": 16,
-        "adaptive_base": 8,  # the confirmatory study's adaptive rule from coarse grids
-        "adaptive_check_base": 16,
+        "adaptive_resolution": 8,  # the confirmatory study's adaptive rule from coarse grids
+        "adaptive_resolution_check": 16,
         **overrides,
     }
 

@@ -147,7 +147,13 @@ def test_reproduce_subcommand_writes_runs_and_claims(tmp_path, monkeypatch, tiny
     # the tiny configuration's coarse grid, not on the plan's (the costly part of a study).
     quadrature = {
         key: tiny_study()[key]
-        for key in ("grid", "grid_check", "rho_points", "adaptive_base", "adaptive_check_base")
+        for key in (
+            "resolution",
+            "resolution_check",
+            "rho_points",
+            "adaptive_resolution",
+            "adaptive_resolution_check",
+        )
     }
     configure = functools.partial(reproduce_module.reproduction_config, **quadrature)
     study = dataclasses.replace(reproduce_module.REPRODUCE, configure=configure)

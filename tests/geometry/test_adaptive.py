@@ -40,7 +40,7 @@ def _bump(height: float, width: float, centre=(0.13, -0.07)):
     return f
 
 
-def _bump_total_abs(height: float, width: float) -> float:
+def _bump_curvature_total_abs(height: float, width: float) -> float:
     """∫|K| dA of the whole bump by Gauss–Bonnet: K > 0 inside the radius w, < 0 outside, and
     ∫_{r<R} K dA = 2π(1 − cos θ(R)) with cos θ = 1/√(1 + f'(R)²), while ∫K dA over the plane
     is 0; so ∫|K| dA = 4π(1 − cos θ(w)), with f'(w) = (h/w) e^{−1/2}."""
@@ -64,34 +64,37 @@ def test_closed_form_surfaces_within_the_tolerance(surface):
     exact = surface.gaussian_curvature(nodes)
     reference_abs = float((weights * exact.abs() * volume).sum())
     reference = float((weights * exact * volume).sum())
-    out = adaptive_curvature(surface.f, *_box(surface), base=16, tolerance=0.01)
+    out = adaptive_curvature(surface.f, *_box(surface), resolution=16, tolerance=0.01)
     assert bool(out["converged"])
-    assert float(out["total_abs"]) == pytest.approx(reference_abs, rel=0.01, abs=1e-8)
-    assert float(out["total"]) == pytest.approx(reference, rel=0.01, abs=1e-6)
+    assert float(out["curvature_total_abs"]) == pytest.approx(reference_abs, rel=0.01, abs=1e-8)
+    assert float(out["curvature_total"]) == pytest.approx(reference, rel=0.01, abs=1e-6)
     assert float(out["non_immersed"]) == 0.0
 
 
 def test_gauss_bonnet_on_the_sphere_and_the_torus():
     sphere, torus = (next(s for s in SURFACES if s.name.startswith(n)) for n in ("sph", "tor"))
-    out = adaptive_curvature(sphere.f, *_box(sphere), base=16, tolerance=0.001)
-    assert float(out["total"]) == pytest.approx(4 * math.pi, rel=0.001)  # χ = 2
-    out = adaptive_curvature(torus.f, *_box(torus), base=16, tolerance=0.001)
-    assert float(out["total"]) == pytest.approx(0.0, abs=0.001 * 8 * math.pi)  # χ = 0
-    assert float(out["total_abs"]) == pytest.approx(8 * math.pi, rel=0.001)  # ∫∫|cos v| du dv
+    out = adaptive_curvature(sphere.f, *_box(sphere), resolution=16, tolerance=0.001)
+    assert float(out["curvature_total"]) == pytest.approx(4 * math.pi, rel=0.001)  # χ = 2
+    out = adaptive_curvature(torus.f, *_box(torus), resolution=16, tolerance=0.001)
+    assert float(out["curvature_total"]) == pytest.approx(0.0, abs=0.001 * 8 * math.pi)  # χ = 0
+    assert float(out["curvature_total_abs"]) == pytest.approx(
+        8 * math.pi, rel=0.001
+    )  # ∫∫|cos v| du dv
 
 
 @pytest.mark.parametrize(("height", "width"), [(0.05, 0.02), (0.02, 0.005), (0.1, 0.01)])
 def test_a_planted_narrow_bump_the_uniform_grid_misses(height, width):
-    exact = _bump_total_abs(height, width)
-    out = adaptive_curvature(_bump(height, width), *SQUARE, base=64, tolerance=0.03)
+    exact = _bump_curvature_total_abs(height, width)
+    out = adaptive_curvature(_bump(height, width), *SQUARE, resolution=64, tolerance=0.03)
     assert int(out["rounds"]) > 0
-    assert abs(float(out["total_abs_uniform"]) / exact - 1) > 0.3  # 64² misses it
+    assert abs(float(out["curvature_total_abs_uniform"]) / exact - 1) > 0.3  # 64² misses it
     assert bool(out["converged"])
-    assert abs(float(out["total_abs"]) / exact - 1) < 0.03
-    assert float(out["total"]) == pytest.approx(0.0, abs=0.03 * exact)  # K > 0 and K < 0 cancel
+    assert abs(float(out["curvature_total_abs"]) / exact - 1) < 0.03
+    # K > 0 and K < 0 cancel
+    assert float(out["curvature_total"]) == pytest.approx(0.0, abs=0.03 * exact)
     # it says what it cost and how wrong it thinks it is
     assert 5 * 64**2 < int(out["evaluations"]) < 100_000
-    assert 0 < float(out["error"]) <= 0.03 * float(out["total_abs"])
+    assert 0 < float(out["error"]) <= 0.03 * float(out["curvature_total_abs"])
 
 
 def test_peaks_narrower_than_a_cell_get_their_mass():
@@ -100,11 +103,11 @@ def test_peaks_narrower_than_a_cell_get_their_mass():
     generator = torch.Generator().manual_seed(7)
     centres = torch.rand(20, 2, generator=generator, dtype=F64) * 1.6 - 0.8
     low, high = SQUARE[0].expand(20, 2), SQUARE[1].expand(20, 2)
-    out = adaptive_midpoint(_gaussian(centres, 0.01), low, high, base=16, tolerance=0.01)
+    out = adaptive_midpoint(_gaussian(centres, 0.01), low, high, resolution=16, tolerance=0.01)
     assert out.integral.shape == (20,) and out.converged.all()
     assert ((out.integral - 1).abs() < 0.01).all()
     assert ((out.coarse - 1).abs() > 0.3).sum() >= 15
-    stopped = adaptive_midpoint(_gaussian(centres, 0.01), low, high, base=16, max_rounds=2)
+    stopped = adaptive_midpoint(_gaussian(centres, 0.01), low, high, resolution=16, max_rounds=2)
     assert not stopped.converged.any() and (stopped.rounds == 2).all()
 
 
@@ -113,7 +116,7 @@ def test_a_peak_across_a_cells_edge_is_counted_whole():
     balance (neighbours of a split cell at most one level coarser) refines the other side."""
     for centre in ([0.0, 0.3], [0.125, 0.125], [0.1251, -0.5]):
         peak = _gaussian(torch.tensor(centre, dtype=F64), 0.004)
-        out = adaptive_midpoint(peak, *SQUARE, base=16, tolerance=0.01)
+        out = adaptive_midpoint(peak, *SQUARE, resolution=16, tolerance=0.01)
         assert abs(float(out.integral) - 1) < 0.01, centre
 
 
@@ -149,7 +152,7 @@ def test_affine_integrands_are_exact_and_never_refined(coefficients, x0, y0, wid
     a, b, c = coefficients
     low = torch.tensor([x0, y0], dtype=F64)
     high = low + torch.tensor([width, height], dtype=F64)
-    out = adaptive_midpoint(lambda x: a + b * x[..., 0] + c * x[..., 1], low, high, base=4)
+    out = adaptive_midpoint(lambda x: a + b * x[..., 0] + c * x[..., 1], low, high, resolution=4)
     centre = (low + high) / 2
     exact = (a + b * centre[0] + c * centre[1]) * width * height
     assert float(out.integral) == pytest.approx(float(exact), abs=1e-9)
@@ -164,8 +167,8 @@ def test_affine_integrands_are_exact_and_never_refined(coefficients, x0, y0, wid
 def test_a_boxs_result_does_not_depend_on_its_batch(x, y, width, others):
     centres = torch.tensor([[x, y]] + [[0.1 * k, -0.2 * k] for k in range(others)], dtype=F64)
     low, high = SQUARE[0].expand(len(centres), 2), SQUARE[1].expand(len(centres), 2)
-    together = adaptive_midpoint(_gaussian(centres, width), low, high, base=8)
-    alone = adaptive_midpoint(_gaussian(centres[0], width), *SQUARE, base=8)
+    together = adaptive_midpoint(_gaussian(centres, width), low, high, resolution=8)
+    alone = adaptive_midpoint(_gaussian(centres[0], width), *SQUARE, resolution=8)
     assert torch.allclose(together.integral[0], alone.integral, rtol=1e-12)
     assert int(together.rounds[0]) == int(alone.rounds)
     assert int(together.evaluations[0]) == int(alone.evaluations)
@@ -185,10 +188,12 @@ def test_any_leading_shape_of_boxes_and_several_channels():
 def test_the_integral_of_k_does_not_depend_on_the_covariance_scale(s):
     """Σ = s²I: g → g/s², K → s²K, dA → dA/s², so ∫K dA and ∫|K| dA stay, the area scales."""
     bump = _bump(0.3, 0.2)
-    plain = adaptive_curvature(bump, *SQUARE, base=16, tolerance=0.01)
-    scaled = adaptive_curvature(bump, *SQUARE, torch.eye(3) * s**2, base=16, tolerance=0.01)
-    assert float(scaled["total_abs"]) == pytest.approx(float(plain["total_abs"]), rel=1e-9)
-    assert float(scaled["area"]) == pytest.approx(float(plain["area"]) / s**2, rel=1e-9)
+    plain = adaptive_curvature(bump, *SQUARE, resolution=16, tolerance=0.01)
+    scaled = adaptive_curvature(bump, *SQUARE, torch.eye(3) * s**2, resolution=16, tolerance=0.01)
+    assert float(scaled["curvature_total_abs"]) == pytest.approx(
+        float(plain["curvature_total_abs"]), rel=1e-9
+    )
+    assert float(scaled["sheet_area"]) == pytest.approx(float(plain["sheet_area"]) / s**2, rel=1e-9)
 
 
 def test_curvature_density_is_zero_where_the_map_is_not_an_immersion():
@@ -204,7 +209,7 @@ def test_curvature_density_is_zero_where_the_map_is_not_an_immersion():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"base": 0}, "base"),
+        ({"resolution": 0}, "resolution"),
         ({"max_rounds": -1}, "max_rounds"),
         ({"cells_per_round": 0}, "cells_per_round"),
         ({"tolerance": 0.0}, "tolerance"),

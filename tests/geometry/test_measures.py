@@ -51,16 +51,16 @@ def test_volume_of_the_three_sphere_is_two_pi_squared_r_cubed():
 @pytest.mark.parametrize("radius", [0.5, 3.0])
 def test_gauss_bonnet_on_the_sphere(radius):
     m = surface_measures(sphere(radius), FULL_SPHERE)
-    assert math.isclose(m.total_curvature, 4 * math.pi, rel_tol=1e-10)
-    assert math.isclose(m.total_absolute_curvature, 4 * math.pi, rel_tol=1e-10)
-    assert math.isclose(m.area, 4 * math.pi * radius**2, rel_tol=1e-10)
+    assert math.isclose(m.curvature_total, 4 * math.pi, rel_tol=1e-10)
+    assert math.isclose(m.curvature_total_abs, 4 * math.pi, rel_tol=1e-10)
+    assert math.isclose(m.sheet_area, 4 * math.pi * radius**2, rel_tol=1e-10)
     assert m.positive_fraction == 1.0
 
 
 def test_torus_total_curvature_zero_absolute_eight_pi_and_positive_fraction():
     m = surface_measures(torus, FULL_TORUS, 96, rule="midpoint")
-    assert abs(m.total_curvature) < 1e-10
-    assert math.isclose(m.total_absolute_curvature, 8 * math.pi, rel_tol=1e-3)
+    assert abs(m.curvature_total) < 1e-10
+    assert math.isclose(m.curvature_total_abs, 8 * math.pi, rel_tol=1e-3)
     expected_fraction = 0.5 + 1.0 / (math.pi * 3.0)  # (πR + 2r) / (2πR), R = 3, r = 1
     assert math.isclose(m.positive_fraction, expected_fraction, abs_tol=2e-2)
 
@@ -70,17 +70,17 @@ def test_surface_measures_are_invariant_under_rescaling_the_image(scale):
     patch = [(-1.0, 1.0), (-0.5, 1.5)]
     reference = surface_measures(saddle, patch, 16)
     scaled = surface_measures(lambda x: scale * saddle(x), patch, 16)
-    assert math.isclose(scaled.area, scale**2 * reference.area, rel_tol=1e-12)
+    assert math.isclose(scaled.sheet_area, scale**2 * reference.sheet_area, rel_tol=1e-12)
     assert math.isclose(scaled.mean_curvature, reference.mean_curvature / scale**2, rel_tol=1e-10)
-    for name in ("total_curvature", "total_absolute_curvature", "dimensionless_curvature"):
+    for name in ("curvature_total", "curvature_total_abs", "dimensionless_curvature"):
         assert math.isclose(getattr(scaled, name), getattr(reference, name), rel_tol=1e-10)
     assert scaled.positive_fraction == reference.positive_fraction == 0.0
 
 
 def test_flat_maps_have_no_curvature_and_no_positive_fraction():
     m = surface_measures(lambda x: torch.stack([x[0], x[1], x[0] + 2 * x[1]]), [(0, 1), (0, 1)], 8)
-    assert abs(m.total_absolute_curvature) < 1e-12 and m.positive_fraction == 0.0
-    assert math.isclose(m.area, math.sqrt(6.0), rel_tol=1e-12)
+    assert abs(m.curvature_total_abs) < 1e-12 and m.positive_fraction == 0.0
+    assert math.isclose(m.sheet_area, math.sqrt(6.0), rel_tol=1e-12)
 
 
 def test_surface_measures_from_grid_checks_shapes_and_values():
@@ -95,7 +95,7 @@ def test_surface_measures_from_grid_checks_shapes_and_values():
         surface_measures(saddle, [(1.0, 0.0), (0.0, 1.0)])
     with pytest.raises(ValueError, match="rule"):
         quadrature_grid([(0.0, 1.0)], 4, "simpson")
-    with pytest.raises(ValueError, match="points_per_axis"):
+    with pytest.raises(ValueError, match="resolution"):
         quadrature_grid([(0.0, 1.0)], 0)
 
 
@@ -157,15 +157,15 @@ def test_curve_errors():
 def test_sheet_measures_of_the_torus_match_its_closed_forms():
     big, small = 3.0, 1.0
     m = sheet_measures(torus, FULL_TORUS, 128)
-    assert abs(m.total_curvature) < 1e-10  # Gauss–Bonnet, χ = 0
-    assert math.isclose(m.total_absolute_curvature, 8 * math.pi, rel_tol=1e-3)
-    assert math.isclose(m.area, 4 * math.pi**2 * big * small, rel_tol=1e-12)
+    assert abs(m.curvature_total) < 1e-10  # Gauss–Bonnet, χ = 0
+    assert math.isclose(m.curvature_total_abs, 8 * math.pi, rel_tol=1e-3)
+    assert math.isclose(m.sheet_area, 4 * math.pi**2 * big * small, rel_tol=1e-12)
     # K > 0 where cos v > 0: ∫ r (R + r cos v) du dv over |v| < π/2 is 2πr(πR + 2r)
     positive = 2 * math.pi * small * (math.pi * big + 2 * small)
     negative = 2 * math.pi * small * (math.pi * big - 2 * small)
     assert math.isclose(m.positive_area, positive, rel_tol=1e-3)
     assert math.isclose(m.negative_area, negative, rel_tol=1e-3)
-    assert math.isclose(m.positive_fraction, positive / m.area, rel_tol=1e-3)
+    assert math.isclose(m.positive_fraction, positive / m.sheet_area, rel_tol=1e-3)
     assert math.isclose(m.max_abs_curvature, 1 / (small * (big - small)), rel_tol=1e-3)
     assert (m.immersed_nodes, m.non_immersed_nodes) == (128**2, 0)
 
@@ -173,15 +173,15 @@ def test_sheet_measures_of_the_torus_match_its_closed_forms():
 @pytest.mark.parametrize("radius", [0.5, 2.0])
 def test_sheet_measures_of_the_sphere_and_cylinder(radius):
     m = sheet_measures(sphere(radius), FULL_SPHERE, 64)
-    assert math.isclose(m.total_curvature, 4 * math.pi, rel_tol=1e-3)
-    assert math.isclose(m.area, 4 * math.pi * radius**2, rel_tol=1e-3)
+    assert math.isclose(m.curvature_total, 4 * math.pi, rel_tol=1e-3)
+    assert math.isclose(m.sheet_area, 4 * math.pi * radius**2, rel_tol=1e-3)
     assert math.isclose(m.mean_abs_curvature, 1 / radius**2, rel_tol=1e-12)
-    assert math.isclose(m.dimensionless_curvature, m.area / radius**2, rel_tol=1e-12)
+    assert math.isclose(m.dimensionless_curvature, m.sheet_area / radius**2, rel_tol=1e-12)
     assert m.positive_fraction == 1.0 and m.negative_area == 0.0
     tube = cylinder(radius)
     flat = sheet_measures(tube, tube.patch, 16)
-    assert math.isclose(flat.area, 2 * math.pi * radius * 2.0, rel_tol=1e-12)
-    assert flat.total_absolute_curvature < 1e-12 and flat.max_abs_curvature < 1e-12
+    assert math.isclose(flat.sheet_area, 2 * math.pi * radius * 2.0, rel_tol=1e-12)
+    assert flat.curvature_total_abs < 1e-12 and flat.max_abs_curvature < 1e-12
     assert flat.positive_area == flat.negative_area == 0.0
 
 
@@ -190,9 +190,9 @@ def test_sheet_measures_scale_free_fields_do_not_change_when_the_image_is_rescal
     patch = [(-1.0, 1.0), (-0.5, 1.5)]
     reference = sheet_measures(saddle, patch, 12)
     scaled = sheet_measures(lambda x: scale * saddle(x), patch, 12)
-    for name in ("total_curvature", "total_absolute_curvature", "dimensionless_curvature"):
+    for name in ("curvature_total", "curvature_total_abs", "dimensionless_curvature"):
         assert math.isclose(getattr(scaled, name), getattr(reference, name), rel_tol=1e-10)
-    assert math.isclose(scaled.area, scale**2 * reference.area, rel_tol=1e-12)
+    assert math.isclose(scaled.sheet_area, scale**2 * reference.sheet_area, rel_tol=1e-12)
     assert math.isclose(scaled.max_abs_curvature, reference.max_abs_curvature / scale**2)
     assert math.isclose(scaled.negative_area, scale**2 * reference.negative_area, rel_tol=1e-12)
 
@@ -201,7 +201,7 @@ def test_sheet_measures_agree_with_surface_measures_where_both_apply():
     patch = [(-1.0, 1.0), (-0.5, 1.5)]
     sheet = sheet_measures(saddle, patch, 12, rule="gauss-legendre")
     surface = surface_measures(saddle, patch, 12)
-    for name in ("area", "total_curvature", "total_absolute_curvature", "positive_fraction"):
+    for name in ("sheet_area", "curvature_total", "curvature_total_abs", "positive_fraction"):
         assert math.isclose(getattr(sheet, name), getattr(surface, name), rel_tol=1e-12)
     assert math.isclose(sheet.dimensionless_curvature, surface.dimensionless_curvature)
 
@@ -212,11 +212,11 @@ def test_sheet_measures_exclude_and_count_nodes_where_f_is_not_an_immersion():
 
     m = sheet_measures(cone, [(-1.0, 1.0), (0.0, 1.0)], 3)  # midpoint x[0] in {-2/3, 0, 2/3}
     assert (m.immersed_nodes, m.non_immersed_nodes) == (6, 3)
-    assert m.area > 0 and m.total_absolute_curvature > 0
+    assert m.sheet_area > 0 and m.curvature_total_abs > 0
     nothing = sheet_measures(lambda x: torch.stack([0 * x[0], 0 * x[1]]), [(0, 1), (0, 1)], 4)
     assert (nothing.immersed_nodes, nothing.non_immersed_nodes) == (0, 16)
     record = nothing.as_dict()
-    assert record["area"] is None and record["max_abs_curvature"] is None
+    assert record["sheet_area"] is None and record["max_abs_curvature"] is None
     assert set(record) >= {"positive_area", "negative_area", "mean_abs_curvature"}
 
 
@@ -227,7 +227,7 @@ def test_sheet_measures_over_a_region_integrate_only_there():
         enneper(), [(-rho, rho), (-rho, rho)], 200, region=lambda n: (n**2).sum(-1) < rho**2
     )
     exact = -4 * math.pi * rho**2 / (1 + rho**2)
-    assert math.isclose(inside.total_curvature, exact, rel_tol=1e-2)
+    assert math.isclose(inside.curvature_total, exact, rel_tol=1e-2)
     assert inside.immersed_nodes + inside.non_immersed_nodes < 200**2
     half = sheet_measures(torus, FULL_TORUS, 32, region=lambda n: torch.cos(n[:, 1]) > 0)
     assert half.negative_area == 0.0 and half.positive_fraction == 1.0

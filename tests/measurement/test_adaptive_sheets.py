@@ -25,13 +25,15 @@ def _trained_sheets(model="gated_elementwise", members=(("xor", 0), ("moons", 1)
 
 def test_the_base_grid_is_the_uniform_domain_rule():
     ens, train_x = _trained_sheets()
-    out = adaptive_sheet(ens, train_x, DOMAIN_RADIUS, base=12, max_rounds=2)
+    out = adaptive_sheet(ens, train_x, DOMAIN_RADIUS, resolution=12, max_rounds=2)
     nodes, weights = data_domain_grid(train_x, 12, DOMAIN_RADIUS)
     uniform = sheet_from_jets(*ensemble_jets(ens, nodes), weights)
     # the same nodes, domain and immersion test: the same uniform estimate
-    assert torch.allclose(out["total_abs_uniform"], uniform["total_abs"], rtol=1e-9)
-    assert (out["area"] > 0).all()
-    assert (out["total_abs"] >= out["total"].abs() - 1e-12).all()
+    assert torch.allclose(
+        out["curvature_total_abs_uniform"], uniform["curvature_total_abs"], rtol=1e-9
+    )
+    assert (out["sheet_area"] > 0).all()
+    assert (out["curvature_total_abs"] >= out["curvature_total"].abs() - 1e-12).all()
     assert ((out["non_immersed"] >= 0) & (out["non_immersed"] <= 1)).all()
 
 
@@ -40,10 +42,12 @@ def test_a_trained_sheet_converges_from_two_base_grids():
     """The plan's convergence check on a trained sheet: started from 32² and from 64², the
     two estimates agree within the tolerance, and each says it converged."""
     ens, train_x = _trained_sheets(members=(("xor", 0),), epochs=400)
-    coarse = adaptive_sheet(ens, train_x, base=32, tolerance=0.03)
-    fine = adaptive_sheet(ens, train_x, base=64, tolerance=0.03)
+    coarse = adaptive_sheet(ens, train_x, resolution=32, tolerance=0.03)
+    fine = adaptive_sheet(ens, train_x, resolution=64, tolerance=0.03)
     assert bool(coarse["converged"][0]) and bool(fine["converged"][0])
-    assert float((coarse["total_abs"] / fine["total_abs"]).log().abs()[0]) < 0.03
+    assert (
+        float((coarse["curvature_total_abs"] / fine["curvature_total_abs"]).log().abs()[0]) < 0.03
+    )
 
 
 def test_bad_arguments_are_named():
@@ -62,9 +66,11 @@ def test_the_spike_map_agrees_with_the_adaptive_integral_and_its_grid():
     from curvlab.measurement.adaptive_sheets import spike_map
 
     ens, train_x = _trained_sheets(members=(("xor", 0),), epochs=60)
-    spikes = spike_map(ens, train_x, grid=32, base=8, tolerance=0.05)
-    alone = adaptive_sheet(ens, train_x, base=8, tolerance=0.05)
-    assert spikes["integral"] == float(alone["total_abs"][0])  # the same rule, recorded
+    spikes = spike_map(ens, train_x, resolution=32, adaptive_resolution=8, tolerance=0.05)
+    alone = adaptive_sheet(ens, train_x, resolution=8, tolerance=0.05)
+    assert spikes["curvature_total_abs"] == float(
+        alone["curvature_total_abs"][0]
+    )  # the same rule, recorded
     assert spikes["K_abs"].shape == spikes["sigma_max"].shape == (32, 32)
     assert spikes["peak_K"] == np.nanmax(spikes["K_abs"])
     assert (np.nan_to_num(spikes["sigma_max"]) >= np.nan_to_num(spikes["sigma_min"])).all()
@@ -76,4 +82,4 @@ def test_the_spike_map_agrees_with_the_adaptive_integral_and_its_grid():
     i, j = np.unravel_index(np.nanargmax(spikes["K_abs"]), spikes["K_abs"].shape)
     assert spikes["peak"] == (spikes["x"][j], spikes["y"][i])
     with pytest.raises(ValueError, match="ens"):
-        spike_map(*_trained_sheets(epochs=2), grid=16)  # two members
+        spike_map(*_trained_sheets(epochs=2), resolution=16)  # two members

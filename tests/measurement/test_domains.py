@@ -23,14 +23,14 @@ def _density(x):
     return (1 + (x**2).sum(-1)) ** -1.5
 
 
-def _total_abs(points: torch.Tensor, points_per_axis: int, radius: float) -> torch.Tensor:
+def _curvature_total_abs(points: torch.Tensor, resolution: int, radius: float) -> torch.Tensor:
     """∫|K| dA of the paraboloid on the fixed domain of each member of ``points`` (E, n, 2)."""
-    nodes, weights = data_domain_grid(points, points_per_axis, radius)
+    nodes, weights = data_domain_grid(points, resolution, radius)
     f = paraboloid().f
     out = []
     for e in range(points.shape[0]):
         J, H = jets(f, nodes[e])
-        out.append(sheet_from_jets(J, H, weights[e])["total_abs"])
+        out.append(sheet_from_jets(J, H, weights[e])["curvature_total_abs"])
     return torch.stack(out)
 
 
@@ -54,7 +54,9 @@ def test_estimate_converges_to_the_exact_integral_over_a_closed_form_domain():
 
     near_corner = integrate.dblquad(polar, math.pi, 1.5 * math.pi, 0, a, epsabs=1e-12)[0]
     exact = near_origin + near_corner
-    errors = {p: abs(float(_total_abs(points, p, a)[0]) / exact - 1) for p in (8, 32, 128)}
+    errors = {
+        p: abs(float(_curvature_total_abs(points, p, a)[0]) / exact - 1) for p in (8, 32, 128)
+    }
     assert errors[8] > errors[32] > errors[128] and errors[128] < 5e-3  # O(1/P): cut cells
     areas = [float(data_domain_grid(points, p, a)[1].sum()) for p in (32, 128, 256)]
     assert areas == pytest.approx([math.pi * a * a / 2] * 3, rel=2e-2)
@@ -73,7 +75,7 @@ def test_estimate_on_a_disk_cloud_converges_and_its_domain_does_not_shrink():
     exact = float(_density(grid[inside]).sum()) * cell
     exact_area = float(inside.sum()) * cell
 
-    estimates = {p: float(_total_abs(points[None], p, radius)[0]) for p in (16, 64, 128)}
+    estimates = {p: float(_curvature_total_abs(points[None], p, radius)[0]) for p in (16, 64, 128)}
     assert estimates[64] == pytest.approx(exact, rel=5e-3)
     assert estimates[128] == pytest.approx(exact, rel=2e-3)
     fixed = [float(data_domain_grid(points[None], p, radius)[1].sum()) for p in (10, 20, 40, 80)]
@@ -84,7 +86,9 @@ def test_estimate_on_a_disk_cloud_converges_and_its_domain_does_not_shrink():
 
 def test_grid_convergence_of_the_fixed_domain_estimate_is_below_the_criterion():
     points = torch.stack([_disk_cloud(80, seed=s) for s in range(3)])
-    convergence = grid_convergence(lambda p: _total_abs(points, p, DOMAIN_RADIUS), [16, 32])
+    convergence = grid_convergence(
+        lambda p: _curvature_total_abs(points, p, DOMAIN_RADIUS), [16, 32]
+    )
     assert convergence[32]["median"] < 0.05 and convergence[32]["undefined"] == 0
     assert len(convergence[16]["log_ratio"]) == 3
 
@@ -116,7 +120,7 @@ def test_sheets_without_a_positive_estimate_are_counted_not_averaged():
     assert convergence[4]["median"] == pytest.approx(abs(math.log(2.25 / 2.125)) / 2)
     with pytest.raises(ValueError, match="integral"):
         grid_convergence(lambda p: torch.zeros(2), [4])
-    with pytest.raises(ValueError, match="grids"):
+    with pytest.raises(ValueError, match="resolutions"):
         grid_convergence(lambda p: torch.ones(2), [0])
 
 
@@ -145,7 +149,7 @@ def test_bad_domain_arguments_are_refused():
     for radius in (0, -1.0, math.inf, True):
         with pytest.raises(ValueError, match="radius"):
             data_domain_grid(points, 4, radius)
-    with pytest.raises(ValueError, match="points_per_axis"):
+    with pytest.raises(ValueError, match="resolution"):
         data_domain_grid(points, 0)
     with pytest.raises(ValueError, match="train_points"):
         data_domain_grid(torch.zeros(3, 2), 4)

@@ -24,7 +24,7 @@ def test_both_integrals_are_invariant_under_rescaling_the_representation(seed, s
     J, H, weights = _jets(seed)
     plain = sheet_from_jets(J, H, weights)
     scaled = sheet_from_jets(scale * J, scale * H, weights)
-    for key in ("total_abs", "total_abs_capped"):
+    for key in ("curvature_total_abs", "curvature_capped"):
         assert torch.allclose(plain[key], scaled[key], rtol=1e-9)
 
 
@@ -34,21 +34,21 @@ def test_a_spike_adds_at_most_the_cap_times_its_area():
     spiked_H = H.clone()
     spiked_H[:, 7] *= 1e4  # |K| at node 7 grows by 1e8
     spiked = sheet_from_jets(J, spiked_H, weights)
-    assert (spiked["total_abs"] > 1e3 * plain["total_abs"]).all()
+    assert (spiked["curvature_total_abs"] > 1e3 * plain["curvature_total_abs"]).all()
     dA = torch.linalg.det(J[:, 7].transpose(-1, -2) @ J[:, 7]).sqrt() * weights[:, 7]
     median_dA = torch.linalg.det(J.transpose(-1, -2) @ J).sqrt().median(dim=-1).values
     # node 7's capped contribution is (1/m)·dA there; it was at least 0 before
-    assert (spiked["total_abs_capped"] <= plain["total_abs_capped"] + dA / median_dA + 1e-12).all()
-    assert (spiked["total_abs_capped"] < 10 * plain["total_abs_capped"]).all()
+    assert (spiked["curvature_capped"] <= plain["curvature_capped"] + dA / median_dA + 1e-12).all()
+    assert (spiked["curvature_capped"] < 10 * plain["curvature_capped"]).all()
 
 
 def test_below_the_cap_the_two_integrals_agree():
     J, H, weights = _jets(2)
     tiny = sheet_from_jets(J, 1e-3 * H, weights)  # |K| ~ 1e-6 ≪ 1/m ~ 1
-    assert torch.allclose(tiny["total_abs_capped"], tiny["total_abs"], rtol=1e-12)
+    assert torch.allclose(tiny["curvature_capped"], tiny["curvature_total_abs"], rtol=1e-12)
 
 
 def test_a_sheet_without_used_nodes_has_zero_not_nan():
     J, H, weights = _jets(3)
     empty = sheet_from_jets(J, H, torch.zeros_like(weights))
-    assert torch.equal(empty["total_abs_capped"], torch.zeros(2, dtype=torch.float64))
+    assert torch.equal(empty["curvature_capped"], torch.zeros(2, dtype=torch.float64))

@@ -60,12 +60,12 @@ def test_gate_explorer_has_a_frame_per_weight_pair_and_a_constant_gate_is_flat()
 
 def test_depth_explorer_integrates_the_composed_stack():
     explorer = sheet_explorers.depth_explorer(
-        *STACK, depths=(1, 2, 4), points_per_axis=12, resolution=5, dpi=20
+        *STACK, depths=(1, 2, 4), resolution=12, chart_resolution=5, dpi=20
     )
     f_two, x = structured_stack(2, *STACK, rational=False)  # composed layer by layer
-    composed = surface_measures(lambdify_map(f_two, x), [(-2, 2), (-2, 2)], points_per_axis=12)
-    total = explorer.total_absolute_curvature
-    assert total[2] == pytest.approx(composed.total_absolute_curvature, rel=1e-9)
+    composed = surface_measures(lambdify_map(f_two, x), [(-2, 2), (-2, 2)], resolution=12)
+    total = explorer.curvature_total_abs
+    assert total[2] == pytest.approx(composed.curvature_total_abs, rel=1e-9)
     assert total[1] < total[2] < total[4]  # amplification over the first depths
     assert len(explorer.frames) == 3 and "L = 4" in explorer.frames["4"][1]
 

@@ -210,7 +210,7 @@ def test_the_table_reads_real_claims_of_the_analysis():
 def test_measure_checks_table_has_a_row_per_surface_and_escapes_the_pipes():
     from curvlab.studies.measure_checks import closed_form_checks
 
-    lines = tables.measure_checks_table(closed_form_checks(points_per_axis=4)).splitlines()
+    lines = tables.measure_checks_table(closed_form_checks(resolution=4)).splitlines()
     assert len(lines) == 2 + 3
     assert lines[0].startswith("| surface | ∫\\|K\\| dA | ρ₀ | ρ⊥ |")
     assert all(line.count(" | ") == 3 for line in lines[2:])  # four cells: no pipe splits one

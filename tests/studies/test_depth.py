@@ -56,7 +56,7 @@ def test_cached_depth_run_equals_fresh_run(tmp_path, tiny_depth):
 
 def test_structured_stack_of_ridge_increments_is_flat_at_every_depth():
     for L in (1, 2, 4, 8):
-        stats = sheets.sheet_curvature(_ridge_stack(L, gated=False), points_per_axis=8)
+        stats = sheets.sheet_curvature(_ridge_stack(L, gated=False), resolution=8)
         assert stats["non_immersed_nodes"] == 0
         assert stats["curvature_total_abs"] < 1e-12
         assert stats["curvature_positive_fraction"] == 0.0
@@ -64,9 +64,7 @@ def test_structured_stack_of_ridge_increments_is_flat_at_every_depth():
 
 def test_gated_structured_stack_total_curvature_grows_with_depth_at_small_depth():
     totals = [
-        sheets.sheet_curvature(_ridge_stack(L, gated=True), points_per_axis=10)[
-            "curvature_total_abs"
-        ]
+        sheets.sheet_curvature(_ridge_stack(L, gated=True), resolution=10)["curvature_total_abs"]
         for L in (1, 2, 4, 8)
     ]
     assert totals[0] > 1e-6
@@ -77,12 +75,12 @@ def test_gated_structured_stack_total_curvature_grows_with_depth_at_small_depth(
 @given(scale=st.floats(min_value=0.05, max_value=20.0))
 def test_scaling_a_map_scales_curvature_but_not_the_scale_free_measures(scale):
     f = _ridge_stack(3, gated=True)
-    base = sheets.sheet_curvature(f, points_per_axis=6)
-    scaled = sheets.sheet_curvature(lambda x: scale * f(x), points_per_axis=6)
+    base = sheets.sheet_curvature(f, resolution=6)
+    scaled = sheets.sheet_curvature(lambda x: scale * f(x), resolution=6)
     assert math.isclose(
         scaled["curvature_mean_abs"], base["curvature_mean_abs"] / scale**2, rel_tol=1e-8
     )
-    assert math.isclose(scaled["area"], base["area"] * scale**2, rel_tol=1e-8)
+    assert math.isclose(scaled["sheet_area"], base["sheet_area"] * scale**2, rel_tol=1e-8)
     for name in ("curvature_total_abs", "curvature_dimensionless", "curvature_positive_fraction"):
         assert math.isclose(scaled[name], base[name], rel_tol=1e-8, abs_tol=1e-14)
 
@@ -175,7 +173,7 @@ def test_poole_chaotic_grassmannian_length_grows_while_ordered_curvature_is_a_sc
         max_depth=6,
         poole_seeds=[0, 1],
         curve_points=64,
-        sphere_grid=6,
+        sphere_resolution=6,
     ).runs
 
     def mean(phase, layer, name):
@@ -230,18 +228,18 @@ def test_graph_law_equals_the_engine_on_the_structured_stack():
         engine = gaussian_curvature(graph_law.structured_stack_map(layer, L), points)
         law = graph_law.graph_law_curvature(phi, L, points)
         assert torch.allclose(engine, law, rtol=1e-8, atol=1e-12)
-        total = sheets.sheet_curvature(graph_law.structured_stack_map(layer, L), points_per_axis=5)
+        total = sheets.sheet_curvature(graph_law.structured_stack_map(layer, L), resolution=5)
         assert math.isclose(
             total["curvature_total_abs"],
-            graph_law.graph_law_total_curvature(phi, L, points_per_axis=5),
+            graph_law.graph_law_curvature_total_abs(phi, L, resolution=5),
             rel_tol=1e-8,
         )
 
 
 def test_graph_law_tail_is_the_limit_of_L_times_the_total_curvature():
     phi = graph_law.structured_increment(graph_law.draw_structured_layer(1))
-    tail = graph_law.graph_law_tail_constant(phi, points_per_axis=6)
-    far = 1e4 * graph_law.graph_law_total_curvature(phi, 1e4, points_per_axis=6)
+    tail = graph_law.graph_law_tail_constant(phi, resolution=6)
+    far = 1e4 * graph_law.graph_law_curvature_total_abs(phi, 1e4, resolution=6)
     assert math.isclose(far, tail, rel_tol=1e-3)
 
 
@@ -250,15 +248,13 @@ def test_alternating_unstructured_writes_cancel_to_a_flat_plane():
         graph_law.unstructured_stack_map(
             [[0, 0, 1], [0, 0, -1]], graph_law.draw_structured_layer(0)
         ),
-        points_per_axis=5,
+        resolution=5,
     )
     assert flat["curvature_total_abs"] < 1e-12
 
 
 def test_structured_regime_study_and_its_summary():
-    rows = graph_law.structured_regime_study(
-        seeds=[0], depths=[1, 2, 4, 64, 128], points_per_axis=5
-    )
+    rows = graph_law.structured_regime_study(seeds=[0], depths=[1, 2, 4, 64, 128], resolution=5)
     assert {(r["gated"], r["depth"]) for r in rows} == {
         (g, d) for g in (False, True) for d in (1, 2, 4, 64, 128)
     }
@@ -271,39 +267,37 @@ def test_structured_regime_study_and_its_summary():
 
 
 def test_representation_curvature_counts_every_node():
-    stats = sheets.representation_curvature(
-        build_classifier("gated_elementwise"), points_per_axis=5
-    )
+    stats = sheets.representation_curvature(build_classifier("gated_elementwise"), resolution=5)
     assert stats["curvature_nodes"] + stats["non_immersed_nodes"] == 25
     assert stats["curvature_total_abs"] >= 0 and 0 <= stats["curvature_positive_fraction"] <= 1
 
 
 def test_representation_curvature_is_zero_on_the_flat_token_sheet():
     model = build_classifier("ungated")
-    stats = sheets.representation_curvature(model, layer=0, points_per_axis=4)
+    stats = sheets.representation_curvature(model, layer=0, resolution=4)
     assert stats["curvature_total_abs"] < 1e-12 and stats["non_immersed_nodes"] == 0
 
 
 def test_representation_curvature_is_the_sheet_curvature_of_the_representation_map():
     model = build_classifier("gated_headwise", seed=3)
-    direct = sheets.sheet_curvature(representation_map(model), points_per_axis=5)
-    assert sheets.representation_curvature(model, points_per_axis=5) == direct
+    direct = sheets.sheet_curvature(representation_map(model), resolution=5)
+    assert sheets.representation_curvature(model, resolution=5) == direct
 
 
-def test_structured_total_curvature_equals_the_composed_stack_and_the_law():
+def test_structured_curvature_total_abs_equals_the_composed_stack_and_the_law():
     """The closed form in L, measured at each depth, is the stack of L composed layers (to
     rounding) and follows the graph law; without the gate it is flat at every depth."""
     layer = graph_law.draw_structured_layer(0)
     phi = graph_law.structured_increment(layer)
     depths = [1, 2, 3]
-    totals = graph_law.structured_total_curvature(layer, depths, points_per_axis=5)
+    totals = graph_law.structured_curvature_total_abs(layer, depths, resolution=5)
     for L, total in zip(depths, totals, strict=True):
-        composed = sheets.sheet_curvature(
-            graph_law.structured_stack_map(layer, L), points_per_axis=5
-        )["curvature_total_abs"]
+        composed = sheets.sheet_curvature(graph_law.structured_stack_map(layer, L), resolution=5)[
+            "curvature_total_abs"
+        ]
         assert math.isclose(total, composed, rel_tol=1e-9)
-        law = graph_law.graph_law_total_curvature(phi, L, points_per_axis=5)
+        law = graph_law.graph_law_curvature_total_abs(phi, L, resolution=5)
         assert math.isclose(total, law, rel_tol=1e-8)
     assert totals[0] < totals[1] < totals[2]
-    flat = graph_law.structured_total_curvature(layer, [1, 64], gated=False, points_per_axis=5)
+    flat = graph_law.structured_curvature_total_abs(layer, [1, 64], gated=False, resolution=5)
     assert max(flat) < 1e-12

@@ -31,7 +31,7 @@ TINY = {
     "final_window": 3,
     "validation_windows": 6,
     "slices": 1,
-    "grid": 2,
+    "resolution": 2,
     "seeds": [0, 1, 2],
 }
 
@@ -65,7 +65,7 @@ def test_the_tiny_configuration_writes_a_study_result_with_finite_intervals(tiny
         assert not claim["decidable"] and claim["seeds_needed"] > 3
         assert claim["p"] <= claim["p_holm"] <= 1
     convergence = result.meta["convergence"]
-    assert convergence["grids"] == [2, 4]
+    assert convergence["resolutions"] == [2, 4]
     assert result.meta["diverged"].keys() == set(study.lm_config()["variants"])
     assert convergence["count"] + convergence["undefined"] == 12 * 2 * 2  # runs, layers, sheets
     assert 0 <= convergence["median"] <= convergence["p90"] < math.inf
@@ -232,7 +232,7 @@ def test_spikes_are_counted_by_the_stated_rule():
         (lambda: study.lm_config("small", width=3), "width"),
         (lambda: spikes.count_spikes([1.0], window=0), "window"),
         (lambda: spikes.count_spikes([1.0], factor=-1), "factor"),
-        (lambda: triangle_nodes(0), "subdivision"),
+        (lambda: triangle_nodes(0), "resolution"),
         (
             lambda: measures.context_slice_map(_tiny_model(), torch.zeros(2, 6, dtype=torch.long)),
             "tokens",

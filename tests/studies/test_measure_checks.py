@@ -14,7 +14,7 @@ def _table(rows):
 
 
 def test_closed_form_values_are_met():
-    rows = closed_form_checks(points_per_axis=32)
+    rows = closed_form_checks(resolution=32)
     assert len(rows) == 9
     for row in rows:
         assert row["error"] == abs(row["computed"] - row["exact"])
@@ -25,13 +25,13 @@ def test_closed_form_values_are_met():
 
 
 def test_the_quadrature_error_falls_like_the_square_of_the_spacing():
-    coarse = _table(closed_form_checks(points_per_axis=8))["sphere", "∫|K| dA"]["error"]
-    fine = _table(closed_form_checks(points_per_axis=16))["sphere", "∫|K| dA"]["error"]
+    coarse = _table(closed_form_checks(resolution=8))["sphere", "∫|K| dA"]["error"]
+    fine = _table(closed_form_checks(resolution=16))["sphere", "∫|K| dA"]["error"]
     assert 3.5 < coarse / fine < 4.5
 
 
 def test_the_measures_see_different_things():
-    table = _table(closed_form_checks(points_per_axis=8))
+    table = _table(closed_form_checks(resolution=8))
     computed = {key: row["computed"] for key, row in table.items()}
     assert all(computed["sphere", m] > 0.1 for m in ("∫|K| dA", "ρ₀", "ρ⊥"))
     assert computed["cylinder", "∫|K| dA"] < 1e-12 < 0.1 < computed["cylinder", "ρ⊥"]
@@ -57,5 +57,5 @@ def test_bad_arguments_are_named():
         rho_step_stability(model, torch.zeros(2, 2), steps=(0.0,))
     with pytest.raises(TypeError, match="model"):
         rho_step_stability(lambda x: x, torch.zeros(2, 2))
-    with pytest.raises(ValueError, match="points_per_axis"):
-        closed_form_checks(points_per_axis=1)
+    with pytest.raises(ValueError, match="resolution"):
+        closed_form_checks(resolution=1)

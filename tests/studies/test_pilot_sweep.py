@@ -167,7 +167,7 @@ def _ladder_config(**overrides):
     from curvlab.studies.reproduce import reproduce_config
 
     config = reproduce_config(
-        "small", epochs=8, retrain_doublings=2, grid=4, rho_points=8, **overrides
+        "small", epochs=8, retrain_doublings=2, resolution=4, rho_points=8, **overrides
     )
     return {**config, "device": "cpu"}
 

@@ -24,8 +24,8 @@ def tiny_cells() -> list[dict]:
         epochs=4,
         retrain_doublings=0,
         tasks=["blobs", "xor"],
-        grid=6,
-        grid_check=8,
+        resolution=6,
+        resolution_check=8,
         rho_points=8,
         models=["ungated", "gated_headwise", "ablation"],
     )
@@ -52,7 +52,7 @@ def test_workers_give_the_numbers_of_one_process_bit_for_bit(tmp_path):
 
 def test_a_cell_gives_the_same_numbers_on_one_and_on_two_threads():
     # large enough (8 members of 128 points, a 16² grid) that torch splits work over threads
-    cell = {**tiny_cells()[1], "seeds": list(range(8)), "epochs": 60, "grid": 16}
+    cell = {**tiny_cells()[1], "seeds": list(range(8)), "epochs": 60, "resolution": 16}
     before = torch.get_num_threads()
     results = []
     try:

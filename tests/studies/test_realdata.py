@@ -37,8 +37,8 @@ TINY = {
     "seeds": [0, 1, 2],
     "epochs": 6,
     "triangles": 2,
-    "subdivision": 3,
-    "subdivision_check": 6,
+    "resolution": 3,
+    "resolution_check": 6,
 }
 
 
@@ -82,7 +82,7 @@ def test_meta_has_the_quadrature_convergence_of_every_run(tiny):
     result, out = tiny
     record = json.loads((out / "meta.json").read_text())["quadrature_convergence"]
     assert record["n_runs"] == len(result.runs) == 2 * 3
-    assert (record["grid"], record["grid_check"]) == (3, 6)
+    assert (record["resolution"], record["resolution_check"]) == (3, 6)
     assert math.isfinite(record["median_log_ratio"]) and math.isfinite(record["p90_log_ratio"])
     assert record["median_log_ratio"] <= record["p90_log_ratio"]
 
@@ -147,9 +147,9 @@ def test_a_triangle_of_three_rows_of_one_class_drawn_from_the_seed():
 def test_the_scales_name_the_real_datasets_and_a_token_fits_the_width():
     for config in REALDATA_SCALES.values():
         assert config["datasets"] == list(DATASETS)
-        assert config["d_model"] >= 10 and config["subdivision_check"] == 2 * config["subdivision"]
+        assert config["d_model"] >= 10 and config["resolution_check"] == 2 * config["resolution"]
     # P = 8 moved the estimate by up to 0.48 in log against 2P: the small scale starts at 16
-    assert REALDATA_SCALES["small"]["subdivision"] >= 16
+    assert REALDATA_SCALES["small"]["resolution"] >= 16
     assert len(REALDATA_SCALES["small"]["seeds"]) >= 3
 
 
@@ -161,8 +161,8 @@ def test_the_estimate_grows_with_every_part_of_the_work():
         ("seeds", list(range(8))),
         ("epochs", 600),
         ("triangles", 8),
-        ("subdivision", 24),
-        ("subdivision_check", 64),
+        ("resolution", 24),
+        ("resolution_check", 64),
         ("d_model", 16),
     ):
         assert value != small[key], key
@@ -189,7 +189,7 @@ def test_a_study_prints_its_estimate_before_it_starts(tiny, capsys):
         ({"models": ["gated"]}, "models"),
         ({"d_model": 8}, "d_model"),
         ({"n_heads": 3}, "n_heads"),
-        ({"subdivision_check": 8}, "subdivision_check"),
+        ({"resolution_check": 8}, "resolution_check"),
         ({"learning_rate": 0}, "learning_rate"),
         ({"test_fraction": 1.5}, "test_fraction"),
         ({"backend": "jax"}, "backend"),
@@ -207,7 +207,7 @@ def test_bad_slice_arguments_are_refused_by_name():
         slice_jets(ens, torch.zeros(1, 2, 3, 7, 3), triangle_nodes(2)[0])
     with pytest.raises(ValueError, match="nodes"):
         slice_jets(ens, torch.zeros(1, 2, 3, 7, 2), torch.zeros(4, 3))
-    with pytest.raises(ValueError, match="subdivision"):
+    with pytest.raises(ValueError, match="resolution"):
         triangle_nodes(0)
     with pytest.raises(ValueError, match="count"):
         draw_triangles([0, 1, 0, 1, 0, 1], 0, seed=0)

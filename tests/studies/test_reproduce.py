@@ -110,9 +110,9 @@ def test_batched_sheet_measure_equals_the_core_sheet_measure_over_the_data_regio
 
         core = sheet_measures(representation_map(model), patch, 6, region=region)
         assert math.isclose(
-            core.total_absolute_curvature, float(sheet["total_abs"][e]), rel_tol=1e-6
+            core.curvature_total_abs, float(sheet["curvature_total_abs"][e]), rel_tol=1e-6
         )
-        assert math.isclose(core.area, float(sheet["area"][e]), rel_tol=1e-6)
+        assert math.isclose(core.sheet_area, float(sheet["sheet_area"][e]), rel_tol=1e-6)
 
 
 def _cylinder_jets(radius, points):
@@ -129,7 +129,9 @@ def test_measures_on_closed_form_surfaces():
     points = torch.rand(1, 5, 2, dtype=torch.float64)
     J, H = _cylinder_jets(2.0, points)
     sheet = sheet_from_jets(J, H, torch.full((1, 5), 0.1, dtype=torch.float64))
-    assert torch.allclose(sheet["total_abs"], torch.zeros(1, dtype=torch.float64), atol=1e-14)
+    assert torch.allclose(
+        sheet["curvature_total_abs"], torch.zeros(1, dtype=torch.float64), atol=1e-14
+    )
     along_u = torch.tensor([1.0, 0.0], dtype=torch.float64).expand(1, 5, 1, 2)
     along_v = torch.tensor([0.0, 1.0], dtype=torch.float64).expand(1, 5, 1, 2)
     bent = direction_measures(J, H, along_u)
@@ -252,10 +254,13 @@ def test_tiny_reproduction_writes_complete_consistent_files(tmp_path, tiny_study
     estimators = meta["confirmatory"]["estimators"]
     uniform, adaptive = estimators["uniform"], estimators["adaptive"]
     assert uniform["n_runs"] == len(checked)
-    assert uniform["grid_check"] == 2 * uniform["grid"]
+    assert uniform["resolution_check"] == 2 * uniform["resolution"]
     assert uniform["converged"] == (uniform["median_log_ratio"] < uniform["threshold"])
     assert adaptive["n_runs"] == sum(bool(r["curvature_adaptive_check"]) for r in primary)
-    assert (adaptive["grid"], adaptive["grid_check"]) == (8, 16)  # the tiny study's bases
+    assert (adaptive["resolution"], adaptive["resolution_check"]) == (
+        8,
+        16,
+    )  # the tiny study's bases
     assert adaptive["converged"] == (
         max(adaptive["median_log_ratio"], adaptive["p90_log_ratio"]) < adaptive["threshold"]
     )

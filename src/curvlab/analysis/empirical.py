@@ -427,27 +427,28 @@ def analyse(
 def quadrature_convergence(
     runs: Sequence[dict],
     *,
-    grid: int,
-    grid_check: int,
+    resolution: int,
+    resolution_check: int,
     threshold: float,
     measure: str = "curvature_total_abs",
     check: str = "curvature_total_abs_fine",
     quantile: bool = False,
 ) -> dict:
     """How far each run's integral moves between two resolutions, on the runs that carry both
-    (``measure`` at ``grid``, ``check`` at ``grid_check``; by default ∫|K| dA at ``grid`` and
-    at ``grid_check`` points per axis): per run |log(I_P / I_2P)|; its median over all such
-    runs and per model, the 90th percentile, the count, and whether the criterion holds: the
-    median below ``threshold`` (version 1 of the plan), and with ``quantile`` the 90th
-    percentile too (version 2).
+    (``measure`` at ``resolution``, ``check`` at ``resolution_check``; by default ∫|K| dA at
+    ``resolution`` and at ``resolution_check`` points per axis): per run |log(I_P / I_2P)|; its
+    median over all such runs and per model, the 90th percentile, the count, and whether the
+    criterion holds: the median below ``threshold`` (version 1 of the plan), and with
+    ``quantile`` the 90th percentile too (version 2).
 
     >>> runs = [{"model": "ungated", "curvature_total_abs": 1.0, "curvature_total_abs_fine": f}
     ...         for f in (1.01, 1.02, 0.5)]
-    >>> q = quadrature_convergence(runs, grid=64, grid_check=128, threshold=0.05)
+    >>> q = quadrature_convergence(runs, resolution=64, resolution_check=128, threshold=0.05)
     >>> q["n_runs"], round(q["median_log_ratio"], 4), q["converged"]
     (3, 0.0198, True)
-    >>> quadrature_convergence(runs, grid=64, grid_check=128, threshold=0.05, quantile=True)[
-    ...     "converged"]
+    >>> quadrature_convergence(
+    ...     runs, resolution=64, resolution_check=128, threshold=0.05, quantile=True
+    ... )["converged"]
     False
     """
     import numpy as np
@@ -467,8 +468,8 @@ def quadrature_convergence(
     p90 = float(np.quantile(ratios, 0.9))
     return {
         "measure": measure,
-        "grid": grid,
-        "grid_check": grid_check,
+        "resolution": resolution,
+        "resolution_check": resolution_check,
         "n_runs": len(pairs),
         "median_log_ratio": median,
         "p90_log_ratio": p90,

@@ -11,16 +11,16 @@ What is here::
     AdaptiveIntegral                         its result: integral, error estimate, evaluations
     disc_domain(centres, radius)             the union of discs, as a 1-Lipschitz level function
 
-The rule.  The box [low, high] is cut into ``base``² cells.  A cell C of area a and centre c
-has a one-level estimate f(c)·a and a two-level estimate Σᵢ f(cᵢ)·a/4 over its four quarter
-cells; the integral is estimated by the sum of every leaf's two-level estimate, and each leaf's
-error indicator is |two-level − one-level| (for the midpoint rule, an upper estimate of the
-two-level error where f is smooth, and the only honest signal where it is not).  While the
-summed indicator exceeds ``tolerance`` × |estimate|, the leaves with the largest indicators
-that together hold half of the summed indicator (Dörfler marking, at most ``cells_per_round``
-per round) are split: their children become leaves, whose values are already known, and the
-children's children are evaluated (16 points per split).  The first channel of ``density``
-drives the refinement; the others are integrated on the same leaves.
+The rule.  The box [low, high] is cut into ``resolution``² cells (the base grid).  A cell C of
+area a and centre c has a one-level estimate f(c)·a and a two-level estimate Σᵢ f(cᵢ)·a/4 over
+its four quarter cells; the integral is estimated by the sum of every leaf's two-level
+estimate, and each leaf's error indicator is |two-level − one-level| (for the midpoint rule, an
+upper estimate of the two-level error where f is smooth, and the only honest signal where it is
+not).  While the summed indicator exceeds ``tolerance`` × |estimate|, the leaves with the
+largest indicators that together hold half of the summed indicator (Dörfler marking, at most
+``cells_per_round`` per round) are split: their children become leaves, whose values are
+already known, and the children's children are evaluated (16 points per split).  The first
+channel of ``density`` drives the refinement; the others are integrated on the same leaves.
 
 The integrals of curvature built on this rule are in :mod:`curvlab.geometry.curvature_integrals`.
 
@@ -59,11 +59,11 @@ class AdaptiveIntegral:
     """What :func:`adaptive_midpoint` returns, each tensor with the boxes' leading shape (...).
 
     ``integral`` (..., c) or (...): the estimate per channel; ``coarse``: the uniform
-    ``base``² midpoint estimate (same shape; a cell counted whole when its centre is in D), for
-    comparison; ``error``: the summed error
-    indicator of channel 0 at the end; ``converged``: error ≤ tolerance × |integral| (channel 0);
-    ``evaluations``: the points at which this member's density was needed; ``rounds``: the
-    rounds in which it was refined; ``leaves``: its cells at the end.
+    ``resolution``² midpoint estimate (same shape; a cell counted whole when its centre is in D),
+    for comparison; ``error``: the summed error indicator of channel 0 at the end; ``converged``:
+    error ≤ tolerance × |integral| (channel 0); ``evaluations``: the points at which this member's
+    density was needed; ``rounds``: the rounds in which it was refined; ``leaves``: its cells at the
+    end.
     """
 
     integral: torch.Tensor
@@ -133,7 +133,7 @@ _OFFSETS = ((0, 0), (0, 1), (1, 0), (1, 1))
 """The four children of the cell (i, j) at one level: (2i + a, 2j + b) at the next."""
 _NEIGHBOURS = tuple((a, b) for a in (-1, 0, 1) for b in (-1, 0, 1) if (a, b) != (0, 0))
 _SUBGRID = 16  # φ-samples per axis of a quarter cell that the domain's edge may cut
-_KEY_BITS = 28  # base · 2^level < 2^28 per axis, so a (level, i, j) key fits in an int64
+_KEY_BITS = 28  # resolution · 2^level < 2^28 per axis, so a (level, i, j) key fits in an int64
 _LEVEL_BITS = 5
 
 
@@ -186,7 +186,7 @@ def adaptive_midpoint(
     low,
     high,
     *,
-    base: int = 64,
+    resolution: int = 64,
     tolerance: float = 0.01,
     domain: Callable[[torch.Tensor], torch.Tensor] | None = None,
     cells_per_round: int = 512,
@@ -208,14 +208,14 @@ def adaptive_midpoint(
 
     >>> low, high = torch.zeros(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64)
     >>> peak = lambda x: torch.exp(-((x - 0.3) ** 2).sum(-1) / (2 * 0.002**2))  # mass 2π·4e-6
-    >>> out = adaptive_midpoint(peak, low, high, base=16, tolerance=0.01)
+    >>> out = adaptive_midpoint(peak, low, high, resolution=16, tolerance=0.01)
     >>> mass = 2 * torch.pi * 0.002**2
     >>> float(out.coarse) / mass < 0.01, abs(float(out.integral) / mass - 1) < 0.01
     (True, True)
     >>> bool(out.converged), float(out.error) <= 0.01 * float(out.integral)
     (True, True)
     """
-    base = arguments.integer("base", base, 1)
+    resolution = arguments.integer("resolution", resolution, 1)
     cells_per_round = arguments.integer("cells_per_round", cells_per_round, 1)
     max_rounds = arguments.integer("max_rounds", max_rounds, 0)
     tolerance = arguments.fraction("tolerance", tolerance)
@@ -223,19 +223,21 @@ def adaptive_midpoint(
         "marking", marking, low=0, high=1 + 1e-12, low_open=True, high_open=True
     )
     arguments.number("absolute", absolute, low=0, finite=False)
-    if base >= 2**_KEY_BITS:
-        raise ValueError(f"base: expected fewer than 2**{_KEY_BITS} cells per axis, got {base}")
+    if resolution >= 2**_KEY_BITS:
+        raise ValueError(
+            f"resolution: expected fewer than 2**{_KEY_BITS} cells per axis, got {resolution}"
+        )
     if not callable(density):
         raise TypeError(f"density: expected a function of points, got {type(density).__name__}")
     if domain is not None and not callable(domain):
         raise TypeError(f"domain: expected a function of points or None, got {type(domain)}")
-    deepest = min(2**_LEVEL_BITS - 1, _KEY_BITS - base.bit_length())  # no split below it
+    deepest = min(2**_LEVEL_BITS - 1, _KEY_BITS - resolution.bit_length())  # no split below it
     low, high = as_boxes(low, high)
     leading = low.shape[:-1]
     low, high = low.reshape(-1, 2), high.reshape(-1, 2)
     members, dtype, device = low.shape[0], low.dtype, low.device
     evaluate = _Evaluator(density, domain, leading)
-    side0 = (high - low) / base  # (E, 2) sides of a base cell
+    side0 = (high - low) / resolution  # (E, 2) sides of a base cell
     offsets = torch.tensor(_OFFSETS, dtype=torch.long, device=device)  # (4, 2)
 
     def side(level: torch.Tensor) -> torch.Tensor:
@@ -287,7 +289,7 @@ def adaptive_midpoint(
         values = evaluate.values(flat(centres(child, child_level)))
         return values.reshape(*level.shape, 4, -1), coverage(child, child_level)
 
-    odd = torch.arange(base, device=device)
+    odd = torch.arange(resolution, device=device)
     index = torch.stack(torch.meshgrid(odd, odd, indexing="ij"), -1).reshape(1, -1, 2)
     index = index.expand(members, -1, -1)  # (E, L, 2) integer positions at level 0
     level = torch.zeros(index.shape[:2], dtype=torch.long, device=device)
@@ -295,7 +297,9 @@ def adaptive_midpoint(
     kid_value, kid_share = sample(index, level)  # (E, L, 4, c), (E, L, 4)
     channels = value.shape[-1]
     valid = torch.ones(index.shape[:2], dtype=torch.bool, device=device)
-    evaluations = torch.full((members,), 5 * base * base, dtype=torch.long, device=device)
+    evaluations = torch.full(
+        (members,), 5 * resolution * resolution, dtype=torch.long, device=device
+    )
     refined = torch.zeros(members, dtype=torch.long, device=device)
     area0 = side0.prod(-1)  # (E,)
     node_in = torch.ones_like(value[..., 0])  # the uniform rule: a node's cell in D or not
@@ -330,7 +334,7 @@ def adaptive_midpoint(
         rank = torch.empty_like(order).scatter_(
             1, order, torch.arange(order.shape[1]).expand_as(order)
         )
-        marked = _balance(rank < needed[:, None], index, level, valid, base)
+        marked = _balance(rank < needed[:, None], index, level, valid, resolution)
         marked &= level < deepest
         take = int(marked.sum(1).max())
         split, chosen = marked.to(torch.int8).topk(take, dim=1, sorted=False)

@@ -40,7 +40,7 @@ def adaptive_curvature(
     cov=None,
     *,
     domain: Callable[[torch.Tensor], torch.Tensor] | None = None,
-    base: int = 64,
+    resolution: int = 64,
     tolerance: float = 0.01,
     cells_per_round: int = 512,
     max_rounds: int = 64,
@@ -53,16 +53,17 @@ def adaptive_curvature(
     ∫|K| dA (a pure number) accepted whatever the integral, so that a flat surface is not
     refined for round-off.
 
-    Returns tensors of the boxes' leading shape: ``total_abs``, ``total``, ``area``, their
-    uniform ``base``² estimates ``*_uniform``, ``error`` (the estimate's error indicator for
-    ``total_abs``), ``converged``, ``evaluations``, ``rounds``, and ``non_immersed``, the share of
-    the integration domain (in du) where f is not an immersion, by the same rule.
+    Returns tensors of the boxes' leading shape: ``curvature_total_abs`` (∫|K| dA),
+    ``curvature_total`` (∫K dA), ``sheet_area`` (∫dA), their uniform ``resolution``² estimates
+    ``*_uniform``, ``error`` (the estimate's error indicator for ``curvature_total_abs``),
+    ``converged``, ``evaluations``, ``rounds``, and ``non_immersed``, the share of the
+    integration domain (in du) where f is not an immersion, by the same rule.
 
     >>> import math
     >>> from curvlab.geometry.surfaces import sphere
     >>> s = sphere(2.0)
     >>> out = adaptive_curvature(s.f, torch.tensor([0.0, 0.0]), torch.tensor([math.pi, math.pi]))
-    >>> round(float(out["total"]) / (2 * math.pi), 3)  # a hemisphere: 2π, whatever the radius
+    >>> round(float(out["curvature_total"]) / (2 * math.pi), 3)  # a hemisphere: 2π, any radius
     1.0
     """
     if not callable(f):
@@ -83,7 +84,7 @@ def adaptive_curvature(
         low.to(dtype),
         high.to(dtype),
         domain=domain,
-        base=base,
+        resolution=resolution,
         tolerance=tolerance,
         cells_per_round=cells_per_round,
         max_rounds=max_rounds,
@@ -110,14 +111,14 @@ def curvature_integrals(
         return torch.cat([values, ones], -1)
 
     out = adaptive_midpoint(density, low, high, domain=domain, **settings)
-    total_abs, total, area, immersed, measure = out.integral.unbind(-1)
+    curvature_total_abs, curvature_total, sheet_area, immersed, measure = out.integral.unbind(-1)
     return {
-        "total_abs": total_abs,
-        "total": total,
-        "area": area,
-        "total_abs_uniform": out.coarse[..., 0],
-        "total_uniform": out.coarse[..., 1],
-        "area_uniform": out.coarse[..., 2],
+        "curvature_total_abs": curvature_total_abs,
+        "curvature_total": curvature_total,
+        "sheet_area": sheet_area,
+        "curvature_total_abs_uniform": out.coarse[..., 0],
+        "curvature_total_uniform": out.coarse[..., 1],
+        "sheet_area_uniform": out.coarse[..., 2],
         "error": out.error,
         "converged": out.converged,
         "evaluations": out.evaluations,

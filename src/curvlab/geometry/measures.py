@@ -5,9 +5,9 @@ summaries here are unchanged when the image is rescaled (MATH-NOTES §4.3):
 
 Surfaces (k = 2), over a fixed input patch P = [a₀, b₀] × [a₁, b₁], with dA = √det g du::
 
-    area                       A = ∫_P √det g du                     (scales like c²)
-    total_curvature            ∫_P K dA                              (Gauss–Bonnet: 2πχ if closed)
-    total_absolute_curvature   ∫_P |K| dA   (area of the Gauss image, with multiplicity)
+    sheet_area                 A = ∫_P √det g du                     (scales like c²)
+    curvature_total            ∫_P K dA                              (Gauss–Bonnet: 2πχ if closed)
+    curvature_total_abs        ∫_P |K| dA   (area of the Gauss image, with multiplicity)
     mean_curvature             K̄ = ∫_P K du / ∫_P du   (plain average over the input patch)
     dimensionless_curvature    K̄ · A                                 (scale-free)
     positive_fraction          ∫_{K·A > tol} dA / A   (share of the image area where K > 0)
@@ -69,9 +69,9 @@ __all__ = [
 class SurfaceMeasures:
     """Scale-free curvature summaries of a surface over a fixed input patch (floats)."""
 
-    area: float
-    total_curvature: float
-    total_absolute_curvature: float
+    sheet_area: float
+    curvature_total: float
+    curvature_total_abs: float
     mean_curvature: float
     dimensionless_curvature: float
     positive_fraction: float
@@ -81,21 +81,21 @@ class SurfaceMeasures:
 class SheetMeasures:
     """Curvature of a 2-D sheet over the immersed nodes of a patch (see :func:`sheet_measures`).
 
-    The float fields are None when no node is an immersion.  Scale-free: ``total_curvature``,
-    ``total_absolute_curvature``, ``dimensionless_curvature``, ``positive_fraction``; raw
-    (units of 1/length² or length²): ``area``, ``positive_area``, ``negative_area``,
+    The float fields are None when no node is an immersion.  Scale-free: ``curvature_total``,
+    ``curvature_total_abs``, ``dimensionless_curvature``, ``positive_fraction``; raw
+    (units of 1/length² or length²): ``sheet_area``, ``positive_area``, ``negative_area``,
     ``max_abs_curvature``, ``mean_abs_curvature``.
     """
 
-    area: float | None
-    total_curvature: float | None  # ∫ K dA
-    total_absolute_curvature: float | None  # ∫ |K| dA
+    sheet_area: float | None
+    curvature_total: float | None  # ∫ K dA
+    curvature_total_abs: float | None  # ∫ |K| dA
     positive_area: float | None  # ∫_{K > 0} dA
     negative_area: float | None  # ∫_{K < 0} dA
     max_abs_curvature: float | None  # max |K| over the nodes
     mean_abs_curvature: float | None  # ∫ |K| du / ∫ du, the plain average over the patch
     dimensionless_curvature: float | None  # K̄ · A, K̄ = ∫ K du / ∫ du
-    positive_fraction: float | None  # positive_area / area
+    positive_fraction: float | None  # positive_area / sheet_area
     immersed_nodes: int
     non_immersed_nodes: int
 
@@ -114,7 +114,7 @@ class CurveMeasures:
     max_curvature: float
 
 
-def area(f, patch, points_per_axis=32, cov=None, *, rule="gauss-legendre") -> float:
+def area(f, patch, resolution=32, cov=None, *, rule="gauss-legendre") -> float:
     """The k-dimensional area A = ∫_patch √det g du of f's image (g = Jᵀ Σ⁻¹ J).
 
     >>> import math, torch
@@ -123,7 +123,7 @@ def area(f, patch, points_per_axis=32, cov=None, *, rule="gauss-legendre") -> fl
     >>> math.isclose(area(sphere, [(0, math.pi), (0, 2 * math.pi)]), 4 * math.pi, rel_tol=1e-12)
     True
     """
-    nodes, weights = quadrature_grid(patch, points_per_axis, rule)
+    nodes, weights = quadrature_grid(patch, resolution, rule)
     volume_element = torch.sqrt(torch.linalg.det(metric(f, nodes, cov)))
     return float((weights * volume_element).sum())
 
@@ -149,7 +149,7 @@ def surface_measures_from_grid(K, volume_element, weights, *, positive_tolerance
 
     >>> import torch
     >>> ones = torch.ones(4, 4, dtype=torch.float64)
-    >>> surface_measures_from_grid(ones, ones, ones / 16).total_absolute_curvature
+    >>> surface_measures_from_grid(ones, ones, ones / 16).curvature_total_abs
     1.0
     """
     K, volume_element, weights = _common_grid(K=K, volume_element=volume_element, weights=weights)
@@ -162,9 +162,9 @@ def surface_measures_from_grid(K, volume_element, weights, *, positive_tolerance
     mean_K = float((weights * K).sum() / weights.sum())
     positive = K * total_area > positive_tolerance
     return SurfaceMeasures(
-        area=total_area,
-        total_curvature=float((K * dA).sum()),
-        total_absolute_curvature=float((K.abs() * dA).sum()),
+        sheet_area=total_area,
+        curvature_total=float((K * dA).sum()),
+        curvature_total_abs=float((K.abs() * dA).sum()),
         mean_curvature=mean_K,
         dimensionless_curvature=mean_K * total_area,
         positive_fraction=float(dA[positive].sum() / total_area),
@@ -172,7 +172,7 @@ def surface_measures_from_grid(K, volume_element, weights, *, positive_tolerance
 
 
 def surface_measures(
-    f, patch, points_per_axis=32, cov=None, *, rule="gauss-legendre", positive_tolerance=1e-9
+    f, patch, resolution=32, cov=None, *, rule="gauss-legendre", positive_tolerance=1e-9
 ) -> SurfaceMeasures:
     """Scale-free curvature summaries of a surface f over a fixed 2-D input ``patch``.
 
@@ -183,13 +183,13 @@ def surface_measures(
     >>> sphere = lambda x: 3 * torch.stack([torch.sin(x[0]) * torch.cos(x[1]),
     ...                                     torch.sin(x[0]) * torch.sin(x[1]), torch.cos(x[0])])
     >>> m = surface_measures(sphere, [(0, math.pi), (0, 2 * math.pi)])
-    >>> math.isclose(m.total_curvature, 4 * math.pi, rel_tol=1e-10), m.positive_fraction
+    >>> math.isclose(m.curvature_total, 4 * math.pi, rel_tol=1e-10), m.positive_fraction
     (True, 1.0)
     """
     bounds = as_patch(patch)
     if len(bounds) != 2:
         raise ValueError(f"patch: surface measures need a 2-D patch, got {len(bounds)} pairs")
-    nodes, weights = quadrature_grid(bounds, points_per_axis, rule)
+    nodes, weights = quadrature_grid(bounds, resolution, rule)
     K = gaussian_curvature(f, nodes, cov)
     volume_element = torch.sqrt(torch.linalg.det(metric(f, nodes, cov)))
     return surface_measures_from_grid(
@@ -200,7 +200,7 @@ def surface_measures(
 def sheet_measures(
     f,
     patch,
-    points_per_axis=12,
+    resolution=12,
     cov=None,
     *,
     rule="midpoint",
@@ -233,7 +233,7 @@ def sheet_measures(
     bounds = as_patch(patch)
     if len(bounds) != 2:
         raise ValueError(f"patch: sheet measures need a 2-D patch, got {len(bounds)} pairs")
-    nodes, weights = quadrature_grid(bounds, points_per_axis, rule, dtype=dtype)
+    nodes, weights = quadrature_grid(bounds, resolution, rule, dtype=dtype)
     nodes, weights = nodes.reshape(-1, 2), weights.reshape(-1)
     if device is not None:
         nodes, weights = nodes.to(device), weights.to(device)
@@ -254,9 +254,9 @@ def sheet_measures(
     mean_K = float((weights * K).sum() / weights.sum())
     positive, negative = K * total_area > positive_tolerance, K * total_area < -positive_tolerance
     return SheetMeasures(
-        area=total_area,
-        total_curvature=float((K * dA).sum()),
-        total_absolute_curvature=float((K.abs() * dA).sum()),
+        sheet_area=total_area,
+        curvature_total=float((K * dA).sum()),
+        curvature_total_abs=float((K.abs() * dA).sum()),
         positive_area=float(dA[positive].sum()),
         negative_area=float(dA[negative].sum()),
         max_abs_curvature=float(K.abs().max()),

@@ -48,21 +48,22 @@ def _one_axis(low: float, high: float, n: int, rule: str) -> tuple[np.ndarray, n
     return low + width * (np.arange(n) + 0.5), np.full(n, width)
 
 
-def quadrature_grid(patch, points_per_axis=32, rule="gauss-legendre", *, dtype=torch.float64):
+def quadrature_grid(patch, resolution=32, rule="gauss-legendre", *, dtype=torch.float64):
     """Nodes (n, ..., n, k) and weights (n, ..., n) of a tensor-product rule on a box patch.
 
-    ``patch`` is one (low, high) pair per coordinate (k pairs); ``rule`` is "gauss-legendre"
-    or "midpoint".  ``(weights * g(nodes)).sum()`` approximates ∫_patch g du.
+    ``patch`` is one (low, high) pair per coordinate (k pairs); ``resolution`` n, the nodes per
+    axis; ``rule`` is "gauss-legendre" or "midpoint".  ``(weights * g(nodes)).sum()`` approximates
+    ∫_patch g du.
 
     >>> nodes, weights = quadrature_grid([(0.0, 1.0), (0.0, 2.0)], 3)
     >>> tuple(nodes.shape), round(float(weights.sum()), 12)
     ((3, 3, 2), 2.0)
     """
     bounds = as_patch(patch)
-    if not isinstance(points_per_axis, int | np.integer) or points_per_axis < 1:
-        raise ValueError(f"points_per_axis: expected a positive integer, got {points_per_axis!r}")
+    if not isinstance(resolution, int | np.integer) or resolution < 1:
+        raise ValueError(f"resolution: expected a positive integer, got {resolution!r}")
     arguments.one_of("rule", rule, QUADRATURE_RULES)
-    axes = [_one_axis(low, high, int(points_per_axis), rule) for low, high in bounds]
+    axes = [_one_axis(low, high, int(resolution), rule) for low, high in bounds]
     nodes = np.stack(np.meshgrid(*[a[0] for a in axes], indexing="ij"), axis=-1)
     weights = np.ones(())
     for _, w in axes:

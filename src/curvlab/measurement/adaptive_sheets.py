@@ -28,19 +28,19 @@ def adaptive_sheet(
     train_points: torch.Tensor,
     radius: float = DOMAIN_RADIUS,
     *,
-    base: int = 64,
+    resolution: int = 64,
     tolerance: float = 0.01,
     cells_per_round: int = 512,
     max_rounds: int = 64,
 ) -> dict:
-    """∫|K| dA, ∫K dA and the area of every member's representation sheet over its data
+    """∫|K| dA, ∫K dA and the sheet's area of every member's representation sheet over its data
     domain D (the module docstring; ``radius`` r in input units), K and √det g by the
     Gauss-equation engine on the member's jets (0 where it is not an immersion).
 
     ``ens`` and ``train_points`` (E, n, 2) in one dtype (float64 for measurement).  The other
     settings are :func:`curvlab.geometry.adaptive.adaptive_midpoint`'s.  Returns the dict of
     :func:`curvlab.geometry.curvature_integrals.adaptive_curvature`, tensors (E,)
-    (``*_uniform``: the uniform ``base``² midpoint rule on the same domain, that of
+    (``*_uniform``: the uniform ``resolution``² midpoint rule on the same domain, that of
     :func:`curvlab.measurement.domains.data_domain_grid`).
     """
     _check(ens, train_points, radius)
@@ -49,7 +49,7 @@ def adaptive_sheet(
         train_points.amin(dim=1),
         train_points.amax(dim=1),
         domain=disc_domain(train_points, radius),
-        base=base,
+        resolution=resolution,
         tolerance=tolerance,
         cells_per_round=cells_per_round,
         max_rounds=max_rounds,
@@ -80,28 +80,30 @@ def spike_map(
     train_points: torch.Tensor,
     radius: float = DOMAIN_RADIUS,
     *,
-    grid: int = 256,
-    base: int = 32,
+    resolution: int = 256,
+    adaptive_resolution: int = 32,
     tolerance: float = 0.03,
 ) -> dict:
     """Where one trained sheet's ∫|K| dA lives: |K|, the Jacobian's singular values σ_max ≥
-    σ_min and the domain on a ``grid``² midpoint grid of the data's bounding box, and the
-    points at which the adaptive rule (:func:`adaptive_sheet` from ``base``², ``tolerance``)
-    evaluated the sheet.  ``ens`` holds one member, ``train_points`` (1, n, 2), float64.
+    σ_min and the domain on a ``resolution``² midpoint grid of the data's bounding box, and the
+    points at which the adaptive rule (:func:`adaptive_sheet` from ``adaptive_resolution``²,
+    ``tolerance``) evaluated the sheet.  ``ens`` holds one member, ``train_points`` (1, n, 2),
+    float64.
 
-    Returns NumPy arrays ``x``, ``y`` (grid,) (node coordinates), ``K_abs``, ``sigma_max``,
-    ``sigma_min`` (grid, grid) (NaN outside D or where the sheet is not an immersion, row i
-    at y[i]), ``evaluated`` (M, 2) and floats: ``integral`` (the adaptive ∫|K| dA),
-    ``uniform`` (the grid's midpoint sum), ``top_share`` (the share of the grid's sum held by
-    its largest 1% of cells), ``peak_K`` (the largest |K| on the grid), ``peak_sigma_max`` /
-    ``median_sigma_max`` and ``peak_sigma_min`` / ``median_sigma_min`` (at that node and over
-    D), ``peak`` (its coordinates).
+    Returns NumPy arrays ``x``, ``y`` (resolution,) (node coordinates), ``K_abs``,
+    ``sigma_max``, ``sigma_min`` (resolution, resolution) (NaN outside D or where the sheet is
+    not an immersion, row i at y[i]), ``evaluated`` (M, 2) and floats: ``curvature_total_abs``
+    (the adaptive ∫|K| dA), ``curvature_total_abs_uniform`` (the grid's midpoint sum),
+    ``top_share`` (the share of the grid's sum held by its largest 1% of cells), ``peak_K``
+    (the largest |K| on the grid), ``peak_sigma_max`` / ``median_sigma_max`` and
+    ``peak_sigma_min`` / ``median_sigma_min`` (at that node and over D), ``peak`` (its
+    coordinates).
     """
     _check(ens, train_points, radius)
     if ens.size != 1:
         raise ValueError(f"ens: expected one member, got {ens.size}")
-    arguments.integer("grid", grid, 8)
-    nodes, weights = data_domain_grid(train_points, grid, radius)
+    arguments.integer("resolution", resolution, 8)
+    nodes, weights = data_domain_grid(train_points, resolution, radius)
     J, H = ensemble_jets(ens, nodes)
     surface = surface_from_jets(J, H)
     good = (surface["immersed"] & (weights > 0))[0]
@@ -127,18 +129,18 @@ def spike_map(
         train_points.amin(dim=1),
         train_points.amax(dim=1),
         domain=disc_domain(train_points, radius),
-        base=base,
+        resolution=adaptive_resolution,
         tolerance=tolerance,
         absolute=1e-9,
     )
-    # data_domain_grid's node i·grid + j lies at (x[j], y[i]): rows along y, as imshow draws
-    xy = nodes[0].reshape(grid, grid, 2)
+    # data_domain_grid's node i·resolution + j lies at (x[j], y[i]): rows along y, as imshow draws
+    xy = nodes[0].reshape(resolution, resolution, 2)
     out = {
         "x": xy[0, :, 0].numpy(),
         "y": xy[:, 0, 1].numpy(),
         "evaluated": torch.cat(evaluated).numpy(),
-        "integral": float(adaptive["total_abs"][0]),
-        "uniform": float(cell.sum()),
+        "curvature_total_abs": float(adaptive["curvature_total_abs"][0]),
+        "curvature_total_abs_uniform": float(cell.sum()),
         "top_share": float(ranked[:top].sum() / cell.sum()) if float(cell.sum()) > 0 else 0.0,
         "peak_K": float(K_abs[peak]),
         "peak": tuple(float(v) for v in nodes[0, peak]),
@@ -149,5 +151,5 @@ def spike_map(
     }
     for name, values in masked.items():
         shown = torch.where(good, values, torch.full_like(values, float("nan")))
-        out[name] = shown.reshape(grid, grid).numpy()
+        out[name] = shown.reshape(resolution, resolution).numpy()
     return out

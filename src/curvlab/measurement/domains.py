@@ -27,7 +27,7 @@ mean spacing of 128 training points on [-1, 1]² (2/√128 ≈ 0.18)."""
 
 
 def data_domain_grid(
-    train_points: torch.Tensor, points_per_axis: int = 12, radius: float = DOMAIN_RADIUS
+    train_points: torch.Tensor, resolution: int = 12, radius: float = DOMAIN_RADIUS
 ):
     """Midpoint grids on each member's data bounding box, weighted on a domain fixed by the data.
 
@@ -35,7 +35,7 @@ def data_domain_grid(
     not depend on the grid, so Σ_nodes w f → ∫_D f dx as the grid is refined (the midpoint
     rule on the cells whose centre lies in D; the cells cut by ∂D make the error O(1/P)).
     ``train_points`` (E, n, 2), ``radius`` r > 0 in input units.  Returns nodes (E, N, 2) and
-    weights (E, N), N = P² for P = ``points_per_axis``, a node's weight the cell area when the
+    weights (E, N), N = P² for P = ``resolution``, a node's weight the cell area when the
     node lies in D, else 0; weights.sum(-1) is the area of D as this grid sees it.
 
     >>> points = torch.tensor([[[0.0, 0.0], [1.0, 1.0]]], dtype=torch.float64)
@@ -47,20 +47,20 @@ def data_domain_grid(
     arguments.number("radius", radius, expected="a finite number")
     if train_points.ndim != 3 or train_points.shape[-1] != 2:
         raise ValueError("train_points: expected a tensor (E, n, 2)")
-    arguments.integer("points_per_axis", points_per_axis, 1)
-    nodes, _ = data_region_grid(train_points, points_per_axis)  # the same midpoint nodes
-    sides = (train_points.amax(dim=1) - train_points.amin(dim=1)) / points_per_axis  # (E, 2)
+    arguments.integer("resolution", resolution, 1)
+    nodes, _ = data_region_grid(train_points, resolution)  # the same midpoint nodes
+    sides = (train_points.amax(dim=1) - train_points.amin(dim=1)) / resolution  # (E, 2)
     nearest = torch.cdist(nodes, train_points).amin(dim=-1)  # (E, N)
     cell = sides.prod(dim=1)  # (E,)
     weights = torch.where(nearest <= radius, cell[:, None], torch.zeros_like(nearest))
     return nodes, weights
 
 
-def grid_convergence(integral: Callable[[int], torch.Tensor], grids) -> dict:
+def grid_convergence(integral: Callable[[int], torch.Tensor], resolutions) -> dict:
     """How an integral estimate per sheet changes when its grid is doubled.
 
     ``integral(P)`` gives the estimates I_P (E,) (one per sheet, e.g. ∫|K| dA on
-    :func:`data_domain_grid` with P points per axis); for each P in ``grids``,
+    :func:`data_domain_grid` at resolution P); for each P in ``resolutions``,
     |log(I_P / I_2P)| per sheet and its median over sheets.  Sheets where I_P or I_2P is not
     a positive finite number have no ratio: they are left out of the median and counted.
     Returns a dict P -> {"log_ratio": [per sheet, None where undefined], "median", "undefined"}.
@@ -69,9 +69,11 @@ def grid_convergence(integral: Callable[[int], torch.Tensor], grids) -> dict:
     >>> [round(v, 4) for v in convergence[10]["log_ratio"]], round(convergence[10]["median"], 4)
     ([0.0465, 0.026], 0.0362)
     """
-    grids = list(grids)
-    if not grids or any(not arguments.is_integer(p) or p < 1 for p in grids):
-        raise ValueError(f"grids: expected a nonempty list of integers >= 1, got {grids!r}")
+    resolutions = list(resolutions)
+    if not resolutions or any(not arguments.is_integer(p) or p < 1 for p in resolutions):
+        raise ValueError(
+            f"resolutions: expected a nonempty list of integers >= 1, got {resolutions!r}"
+        )
     cache: dict[int, torch.Tensor] = {}
 
     def estimate(p: int) -> torch.Tensor:
@@ -80,7 +82,7 @@ def grid_convergence(integral: Callable[[int], torch.Tensor], grids) -> dict:
         return cache[p]
 
     out = {}
-    for p in grids:
+    for p in resolutions:
         coarse, fine = estimate(p), estimate(2 * p)
         if coarse.shape != fine.shape:
             raise ValueError(f"integral: {p} and {2 * p} gave different numbers of sheets")

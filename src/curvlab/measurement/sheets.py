@@ -44,15 +44,15 @@ __all__ = [
 def sheet_from_jets(J: torch.Tensor, H: torch.Tensor, weights: torch.Tensor) -> dict:
     """∫|K| dA and companions from jets at quadrature nodes.
 
-    J (..., N, d, 2), H (..., N, d, 2, 2), ``weights`` (..., N) the quadrature weights in the
-    input plane (0 for nodes outside the region).  K, √det g and the immersion test come from
-    the Gauss-equation engine (:func:`curvlab.geometry.gauss_equation.surface_from_jets`).
-    Returns tensors (...): ``total_abs`` (∫|K| dA), ``total`` (∫K dA), ``area`` (∫dA),
-    ``total_abs_capped`` (∫ min(|K|, 1/m) dA, m the median of √det g over the nodes used: the
-    spread-out curvature, blind to spikes of |K| above the sheet's own scale 1/m; invariant,
-    like ∫|K| dA, under a rescaling of the representation, since K scales as 1/c² and √det g
-    as c²), ``non_immersed`` (count of excluded nodes with positive weight), ``nodes`` (nodes
-    used) and ``K`` (..., N) (0 at the nodes not used).
+    J (..., N, d, 2), H (..., N, d, 2, 2), ``weights`` (..., N) the quadrature weights in the input
+    plane (0 for nodes outside the region).  K, √det g and the immersion test come from the
+    Gauss-equation engine (:func:`curvlab.geometry.gauss_equation.surface_from_jets`).  Returns
+    tensors (...): ``curvature_total_abs`` (∫|K| dA), ``curvature_total`` (∫K dA), ``sheet_area``
+    (∫dA), ``curvature_capped`` (∫ min(|K|, 1/m) dA, m the median of √det g over the nodes used: the
+    spread-out curvature, blind to spikes of |K| above the sheet's own scale 1/m; invariant, like
+    ∫|K| dA, under a rescaling of the representation, since K scales as 1/c² and √det g as c²),
+    ``non_immersed`` (count of excluded nodes with positive weight), ``nodes`` (nodes used) and
+    ``K`` (..., N) (0 at the nodes not used).
     """
     surface = surface_from_jets(J, H)
     good = surface["immersed"] & (weights > 0)
@@ -62,10 +62,10 @@ def sheet_from_jets(J: torch.Tensor, H: torch.Tensor, weights: torch.Tensor) -> 
     cap = 1 / scale.nanmedian(dim=-1, keepdim=True).values  # NaN where no node is used
     capped = torch.minimum(K.abs(), torch.nan_to_num(cap, nan=0.0))
     return {
-        "total_abs": (K.abs() * dA).sum(-1),
-        "total_abs_capped": (capped * dA).sum(-1),
-        "total": (K * dA).sum(-1),
-        "area": dA.sum(-1),
+        "curvature_total_abs": (K.abs() * dA).sum(-1),
+        "curvature_capped": (capped * dA).sum(-1),
+        "curvature_total": (K * dA).sum(-1),
+        "sheet_area": dA.sum(-1),
         "non_immersed": ((~good) & (weights > 0)).sum(-1),
         "nodes": good.sum(-1),
         "K": K,
@@ -122,23 +122,23 @@ def finite_difference_rho(
     return (plus - 2 * centre + minus).norm(dim=-1) / (h * (plus - minus).norm(dim=-1))
 
 
-def data_region_grid(train_points: torch.Tensor, points_per_axis: int = 12):
+def data_region_grid(train_points: torch.Tensor, resolution: int = 12):
     """Midpoint grids on each member's data bounding box, weighted only near the data.
 
-    ``train_points`` (E, n, 2).  Returns nodes (E, N, 2) and weights (E, N), N = points², a
+    ``train_points`` (E, n, 2).  Returns nodes (E, N, 2) and weights (E, N), N = ``resolution``², a
     node's weight the cell area if a training point lies within 1.5 cell widths, else 0.
     """
     if train_points.ndim != 3 or train_points.shape[-1] != 2:
         raise ValueError("train_points: expected a tensor (E, n, 2)")
     low = train_points.amin(dim=1)  # (E, 2)
     high = train_points.amax(dim=1)
-    steps = (high - low) / points_per_axis  # (E, 2)
+    steps = (high - low) / resolution  # (E, 2)
     centres = (
-        torch.arange(points_per_axis, dtype=train_points.dtype, device=train_points.device) + 0.5
+        torch.arange(resolution, dtype=train_points.dtype, device=train_points.device) + 0.5
     )  # (P,)
     axes = low[:, None, :] + centres[None, :, None] * steps[:, None, :]  # (E, P, 2)
-    gx = axes[:, None, :, 0].expand(-1, points_per_axis, -1)
-    gy = axes[:, :, None, 1].expand(-1, -1, points_per_axis)
+    gx = axes[:, None, :, 0].expand(-1, resolution, -1)
+    gy = axes[:, :, None, 1].expand(-1, -1, resolution)
     nodes = torch.stack([gx.reshape(gx.shape[0], -1), gy.reshape(gy.shape[0], -1)], dim=-1)
     radius = 1.5 * steps.amax(dim=1)  # (E,)
     nearest = torch.cdist(nodes, train_points).amin(dim=-1)  # (E, N)
@@ -167,15 +167,15 @@ K > 0, and mean |K| over P (raw, NOT scale-free)."""
 
 
 def sheet_curvature(
-    f: Callable, patch=PATCH, points_per_axis: int = 12, cov=None, *, device=None
+    f: Callable, patch=PATCH, resolution: int = 12, cov=None, *, device=None
 ) -> dict:
     """Curvature statistics of any surface f: (2,) -> (d,) over ``patch`` (midpoint grid).
 
     One pass of :func:`curvlab.geometry.measures.sheet_measures` (Σ = ``cov``, default I),
-    returned as a flat record: the :data:`SHEET_METRICS`, ``area`` and the node counts
+    returned as a flat record: the :data:`SHEET_METRICS`, ``sheet_area`` and the node counts
     ``curvature_nodes`` and ``non_immersed_nodes`` (nodes where f is not an immersion are
     excluded and counted, the curvature entries None when no node is one).  Scaling f by c
-    multiplies K by 1/c² and A by c², so only ``curvature_mean_abs`` and ``area`` change.
+    multiplies K by 1/c² and A by c², so only ``curvature_mean_abs`` and ``sheet_area`` change.
 
     >>> sphere = lambda x: 2 * torch.stack([torch.sin(x[0]) * torch.cos(x[1]),
     ...                                     torch.sin(x[0]) * torch.sin(x[1]), torch.cos(x[0])])
@@ -183,32 +183,32 @@ def sheet_curvature(
     >>> round(stats["curvature_mean_abs"], 12), stats["curvature_positive_fraction"]
     (0.25, 1.0)
     """
-    sheet = sheet_measures(f, patch, points_per_axis, cov, rule="midpoint", device=device)
+    sheet = sheet_measures(f, patch, resolution, cov, rule="midpoint", device=device)
     return {
         "curvature_nodes": sheet.immersed_nodes,
         "non_immersed_nodes": sheet.non_immersed_nodes,
-        "curvature_total_abs": sheet.total_absolute_curvature,
+        "curvature_total_abs": sheet.curvature_total_abs,
         "curvature_dimensionless": sheet.dimensionless_curvature,
         "curvature_positive_fraction": sheet.positive_fraction,
         "curvature_mean_abs": sheet.mean_abs_curvature,
-        "area": sheet.area,
+        "sheet_area": sheet.sheet_area,
     }
 
 
 def representation_curvature(
-    model: AttentionClassifier, *, layer: int = -1, patch=PATCH, points_per_axis: int = 12
+    model: AttentionClassifier, *, layer: int = -1, patch=PATCH, resolution: int = 12
 ) -> dict:
     """:func:`sheet_curvature` of the sheet x ∈ ``patch`` ↦ pooled representation after ``layer``.
 
     The map is :func:`curvlab.models.attention.representation_map` (Σ = I), evaluated on the model's
-    device; ``points_per_axis``² midpoint nodes.
+    device; ``resolution``² midpoint nodes.
 
     >>> from curvlab.models.attention import build_classifier
     >>> stats = representation_curvature(build_classifier("gated_headwise", seed=0),
-    ...                                  points_per_axis=4)
+    ...                                  resolution=4)
     >>> stats["curvature_nodes"] + stats["non_immersed_nodes"], stats["curvature_total_abs"] > 0
     (16, True)
     """
     device = next(model.parameters()).device
     f = representation_map(model, layer)
-    return sheet_curvature(f, patch, points_per_axis, device=device)
+    return sheet_curvature(f, patch, resolution, device=device)

@@ -39,9 +39,10 @@ from curvlab.models.ensemble import Ensemble
 __all__ = ["draw_triangles", "slice_curvature", "slice_jets", "slice_map", "triangle_nodes"]
 
 
-def triangle_nodes(subdivision: int, *, dtype=torch.float64) -> tuple[torch.Tensor, float]:
-    """The centroids (P², 2) of the P-subdivision of the triangle Δ (module docstring) and the
-    weight 1/(2P²) of each (the u-area of one small triangle; the weights sum to |Δ| = 1/2).
+def triangle_nodes(resolution: int, *, dtype=torch.float64) -> tuple[torch.Tensor, float]:
+    """The centroids (P², 2) of the P-subdivision of the triangle Δ (module docstring), P =
+    ``resolution``, and the weight 1/(2P²) of each (the u-area of one small triangle; the weights
+    sum to |Δ| = 1/2).
 
     >>> nodes, weight = triangle_nodes(2)
     >>> nodes.shape, weight
@@ -49,7 +50,7 @@ def triangle_nodes(subdivision: int, *, dtype=torch.float64) -> tuple[torch.Tens
     >>> bool((nodes.sum(dim=1) < 1).all() and (nodes > 0).all())
     True
     """
-    P = arguments.integer("subdivision", subdivision, 1)
+    P = arguments.integer("resolution", resolution, 1)
     up = [((i + 1 / 3) / P, (j + 1 / 3) / P) for i in range(P) for j in range(P - i)]
     down = [((i + 2 / 3) / P, (j + 2 / 3) / P) for i in range(P) for j in range(P - 1 - i)]
     return torch.tensor(up + down, dtype=dtype), 1 / (2 * P * P)
@@ -122,18 +123,19 @@ def slice_jets(
     return vmap(member)(params, buffers, corners.detach())
 
 
-def slice_curvature(ens: Ensemble, corners: torch.Tensor, subdivision: int) -> dict:
-    """∫|K| dA, ∫K dA and the area of every member's sheet over each of its triangles by the
-    midpoint rule on the P-subdivision (P = ``subdivision``): tensors (E, M), float64; and
-    ``immersed_share`` (E, M), the share of nodes where the sheet is an immersion."""
-    nodes, weight = triangle_nodes(subdivision, dtype=corners.dtype)
+def slice_curvature(ens: Ensemble, corners: torch.Tensor, resolution: int) -> dict:
+    """``curvature_total_abs`` (∫|K| dA), ``curvature_total`` (∫K dA) and ``sheet_area`` (∫dA)
+    of every member's sheet over each of its triangles by the midpoint rule on the
+    P-subdivision (P = ``resolution``): tensors (E, M), float64; and ``immersed_share``
+    (E, M), the share of nodes where the sheet is an immersion."""
+    nodes, weight = triangle_nodes(resolution, dtype=corners.dtype)
     J, H = slice_jets(ens, corners, nodes)
     surface = surface_from_jets(J, H)
     K, dA = surface["K"], surface["volume_element"]  # (E, M, N)
     return {
-        "total_abs": (weight * (K.abs() * dA).sum(dim=-1)).to(torch.float64),
-        "total": (weight * (K * dA).sum(dim=-1)).to(torch.float64),
-        "area": (weight * dA.sum(dim=-1)).to(torch.float64),
+        "curvature_total_abs": (weight * (K.abs() * dA).sum(dim=-1)).to(torch.float64),
+        "curvature_total": (weight * (K * dA).sum(dim=-1)).to(torch.float64),
+        "sheet_area": (weight * dA.sum(dim=-1)).to(torch.float64),
         "immersed_share": surface["immersed"].to(torch.float64).mean(dim=-1),
     }
 

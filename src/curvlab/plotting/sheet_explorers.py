@@ -213,14 +213,16 @@ def depth_explorer(
     depths: Sequence[int] = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32),
     *,
     patch: float = 2.0,
-    points_per_axis: int = 24,
-    resolution: int = 21,
+    resolution: int = 24,
+    chart_resolution: int = 21,
     dpi: int = 60,
 ) -> FrameExplorer:
     """A slider for the depth ``L`` of :func:`curvlab.symbolic.structured_stack` (these keys,
-    values and gate): the sheet ``(x, L phi(x))`` over ``[-patch, patch]^2`` coloured by K, and
-    ``∫|K| dA`` over the patch against depth with the current depth marked. The integrals
-    come from :func:`curvlab.geometry.measures.surface_measures` (Gauss–Legendre)."""
+    values and gate): the sheet ``(x, L phi(x))`` over ``[-patch, patch]^2`` coloured by K
+    (drawn at ``chart_resolution`` points per side), and ``∫|K| dA`` over the patch against
+    depth with the current depth marked. The integrals come from
+    :func:`curvlab.geometry.measures.surface_measures` (Gauss–Legendre, ``resolution`` nodes
+    per axis); the explorer carries them as ``curvature_total_abs`` {depth: ∫|K| dA}."""
     f_one, x = structured_stack(1, keys, values, gate_weights, gate_bias, rational=False)
     one_layer = lambdify_map(f_one, x)
 
@@ -230,11 +232,10 @@ def depth_explorer(
 
     bounds = [(-patch, patch), (-patch, patch)]
     measures = {
-        depth: surface_measures(stack(depth), bounds, points_per_axis=points_per_axis)
-        for depth in depths
+        depth: surface_measures(stack(depth), bounds, resolution=resolution) for depth in depths
     }
-    total = np.array([measures[d].total_absolute_curvature for d in depths])
-    chart = _chart(patch, resolution)
+    total = np.array([measures[d].curvature_total_abs for d in depths])
+    chart = _chart(patch, chart_resolution)
 
     def render(L):
         f = stack(L)
@@ -259,7 +260,7 @@ def depth_explorer(
         curve.semilogx(depths, total, "o-", color=COLORS["gated"], ms=3)
         curve.semilogx(
             [L],
-            [measures[L].total_absolute_curvature],
+            [measures[L].curvature_total_abs],
             "o",
             ms=10,
             mfc="none",
@@ -272,7 +273,7 @@ def depth_explorer(
     def caption(L):
         best = int(depths[int(np.argmax(total))])
         return (
-            f"L = {L}: ∫|K| dA = {measures[L].total_absolute_curvature:.3f} over the patch "
+            f"L = {L}: ∫|K| dA = {measures[L].curvature_total_abs:.3f} over the patch "
             f"[-{patch:g}, {patch:g}]²; the largest of these depths is L = {best} "
             f"({total.max():.3f})."
         )
@@ -280,7 +281,7 @@ def depth_explorer(
     explorer = FrameExplorer(
         render, [Slider("L", "depth L", tuple(int(d) for d in depths))], caption=caption, dpi=dpi
     )
-    explorer.total_absolute_curvature = dict(zip(depths, total.tolist(), strict=True))
+    explorer.curvature_total_abs = dict(zip(depths, total.tolist(), strict=True))
     return explorer
 
 

@@ -77,7 +77,7 @@ RUN_COLUMNS: tuple[str, ...] = (
     "test_accuracy",
     "curvature_total_abs",
     "curvature_total",
-    "area",
+    "sheet_area",
     "non_immersed_nodes",
     "rho",
     "rho_normal",
@@ -96,20 +96,20 @@ RUN_COLUMNS: tuple[str, ...] = (
     "log_curvature_adaptive",
 )
 """The columns of ``runs.csv``: converged by the criterion of
-:mod:`curvlab.models.convergence` (with its accuracy spread and largest log change over
-the window), plateau_change the loss's relative drop over the window (recorded, not used),
-curvature_total_abs = ∫|K| dA over the data domain at the config's ``grid``, rho = ρ₀,
+:mod:`curvlab.models.convergence` (with its accuracy spread and largest log change over the
+window), plateau_change the loss's relative drop over the window (recorded, not used),
+curvature_total_abs = ∫|K| dA over the data domain at the config's ``resolution``, rho = ρ₀,
 rho_normal = ρ⊥ (:mod:`curvlab.measurement.sheets`), and their natural logs;
-curvature_total_abs_fine = the same integral at ``grid_check`` points per axis (the
-quadrature's convergence on this very sheet; None when the config has no ``grid_check``);
+curvature_total_abs_fine = the same integral at ``resolution_check`` (the quadrature's
+convergence on this very sheet; None when the config has no ``resolution_check``);
 curvature_capped (and _fine) = ∫ min(|K|, 1/m) dA on the same grids
 (:func:`~curvlab.measurement.sheets.sheet_from_jets`); curvature_adaptive = ∫|K| dA on the same
-domain by the adaptive rule from an ``adaptive_base``² grid to ``adaptive_tolerance``
+domain by the adaptive rule from an ``adaptive_resolution``² grid to ``adaptive_tolerance``
 (:func:`~curvlab.measurement.adaptive_sheets.adaptive_sheet`), with its error estimate, its
-number of evaluations and whether the estimate met the tolerance, and
-curvature_adaptive_check the same rule from an ``adaptive_check_base``² grid on the runs
-checked; None for the models not in
-``adaptive_models``, at the window's start, and without ``adaptive_base``."""
+number of evaluations and whether the estimate met the tolerance, and curvature_adaptive_check
+the same rule from an ``adaptive_resolution_check``² grid on the runs checked; None for the
+models not in ``adaptive_models``, at the window's start, and without
+``adaptive_resolution``."""
 
 
 _TRAINED = RUN_COLUMNS[RUN_COLUMNS.index("params") : RUN_COLUMNS.index("test_accuracy") + 1]
@@ -141,7 +141,7 @@ def build_members(config: dict, model: str, depth: int, members) -> tuple:
     return (stack(models).to(device=device), parameter_count(models[0]), *tensors)
 
 
-def quadrature_grid(train_x: torch.Tensor, config: dict, points_per_axis: int) -> tuple:
+def quadrature_grid(train_x: torch.Tensor, config: dict, resolution: int) -> tuple:
     """The nodes and weights of ∫|K| dA for a config: with ``domain_radius`` None (the
     exploratory study), :func:`~curvlab.measurement.sheets.data_region_grid` (nodes within 1.5 cells
     of a training point: the domain shrinks as the grid is refined); with a radius r,
@@ -149,22 +149,22 @@ def quadrature_grid(train_x: torch.Tensor, config: dict, points_per_axis: int) -
     one domain at every resolution)."""
     radius = config.get("domain_radius")
     if radius is None:
-        return data_region_grid(train_x, points_per_axis)
-    return data_domain_grid(train_x, points_per_axis, radius)
+        return data_region_grid(train_x, resolution)
+    return data_domain_grid(train_x, resolution, radius)
 
 
-def _total_abs(sheet: dict, e: int) -> float | None:
-    return float(sheet["total_abs"][e]) if int(sheet["nodes"][e]) else None
+def _curvature_total_abs(sheet: dict, e: int) -> float | None:
+    return float(sheet["curvature_total_abs"][e]) if int(sheet["nodes"][e]) else None
 
 
 def _capped(sheet: dict, e: int) -> float | None:
-    return float(sheet["total_abs_capped"][e]) if int(sheet["nodes"][e]) else None
+    return float(sheet["curvature_capped"][e]) if int(sheet["nodes"][e]) else None
 
 
-def adaptive_members(ens, train_x, config: dict, members, base: int) -> dict[int, dict]:
+def adaptive_members(ens, train_x, config: dict, members, resolution: int) -> dict[int, dict]:
     """∫|K| dA of the members ``members`` (indices) on the config's data domain by the adaptive
-    rule from a ``base``² grid to ``adaptive_tolerance``, one member at a time: per member its
-    integral, error estimate, evaluations and convergence flag.  One at a time, because a
+    rule from a ``resolution``² grid to ``adaptive_tolerance``, one member at a time: per member
+    its integral, error estimate, evaluations and convergence flag.  One at a time, because a
     batch of members is refined round by round as far as its hardest member needs (the others
     padded): on 16 trained sheets whose cost ranged over 5.8k–265k evaluations, a batch would
     pay the largest for each."""
@@ -174,11 +174,11 @@ def adaptive_members(ens, train_x, config: dict, members, base: int) -> dict[int
             ens.select([e]),
             train_x[e : e + 1],
             config["domain_radius"],
-            base=base,
+            resolution=resolution,
             tolerance=config["adaptive_tolerance"],
         )
         out[e] = {
-            "integral": float(result["total_abs"][0]),
+            "curvature_total_abs": float(result["curvature_total_abs"][0]),
             "error": float(result["error"][0]),
             "evaluations": int(result["evaluations"][0]),
             "converged": bool(result["converged"][0]),
@@ -187,33 +187,35 @@ def adaptive_members(ens, train_x, config: dict, members, base: int) -> dict[int
 
 
 def measure_members(ens, train_x, test_x, config: dict, *, check=(), final=False) -> list[dict]:
-    """Per member: ∫|K| dA (None without immersed nodes), ∫K dA, area, non-immersed nodes,
-    the capped integral, ρ₀ and ρ⊥, all in float64 (the ensemble is not modified); for the
-    members whose indices are in ``check``, when the config has a ``grid_check``, also ∫|K| dA
-    and the capped integral at that grid (``*_fine``, else None).  With ``final`` (the
-    trained sheet, not the window's start), a config with an ``adaptive_base`` and a model in
-    its ``adaptive_models``: the adaptive ∫|K| dA (:func:`adaptive_members`), and on the
-    members in ``check`` the same from ``adaptive_check_base``."""
+    """Per member: ∫|K| dA (None without immersed nodes), ∫K dA, the sheet's area, non-immersed
+    nodes, the capped integral, ρ₀ and ρ⊥, all in float64 (the ensemble is not modified); for
+    the members whose indices are in ``check``, when the config has a ``resolution_check``, also
+    ∫|K| dA and the capped integral at that grid (``*_fine``, else None).  With ``final`` (the
+    trained sheet, not the window's start), a config with an ``adaptive_resolution`` and a model
+    in its ``adaptive_models``: the adaptive ∫|K| dA (:func:`adaptive_members`), and on the
+    members in ``check`` the same from ``adaptive_resolution_check``."""
     ens = ens.with_params({k: v.double() for k, v in ens.params.items()})
     ens.buffers = {k: v.double() for k, v in ens.buffers.items()}
-    nodes, weights = quadrature_grid(train_x.double(), config, config["grid"])
+    nodes, weights = quadrature_grid(train_x.double(), config, config["resolution"])
     J, H = ensemble_jets(ens, nodes)
     sheet = sheet_from_jets(J, H, weights)
-    check = sorted(set(check)) if config.get("grid_check") else []
+    check = sorted(set(check)) if config.get("resolution_check") else []
     fine: dict[int, float | None] = {}
     capped_fine: dict[int, float | None] = {}
     if check:
-        grid = quadrature_grid(train_x.double()[check], config, config["grid_check"])
-        sheet_fine = sheet_from_jets(*ensemble_jets(ens.select(check), grid[0]), grid[1])
-        fine = {e: _total_abs(sheet_fine, j) for j, e in enumerate(check)}
+        fine_grid = quadrature_grid(train_x.double()[check], config, config["resolution_check"])
+        sheet_fine = sheet_from_jets(*ensemble_jets(ens.select(check), fine_grid[0]), fine_grid[1])
+        fine = {e: _curvature_total_abs(sheet_fine, j) for j, e in enumerate(check)}
         capped_fine = {e: _capped(sheet_fine, j) for j, e in enumerate(check)}
     adaptive: dict[int, dict] = {}
     adaptive_check: dict[int, dict] = {}
-    if final and config.get("adaptive_base") and config["model"] in config["adaptive_models"]:
+    if final and config.get("adaptive_resolution") and config["model"] in config["adaptive_models"]:
         points = train_x.double()
-        adaptive = adaptive_members(ens, points, config, range(ens.size), config["adaptive_base"])
-        check_base = config["adaptive_check_base"]
-        adaptive_check = adaptive_members(ens, points, config, check, check_base)
+        adaptive = adaptive_members(
+            ens, points, config, range(ens.size), config["adaptive_resolution"]
+        )
+        check_resolution = config["adaptive_resolution_check"]
+        adaptive_check = adaptive_members(ens, points, config, check, check_resolution)
     points = test_x.double()[:, : config["rho_points"]]
     generator = torch.Generator().manual_seed(0)
     shape = (*points.shape[:2], config["rho_directions"], 2)  # (E, N, directions, 2)
@@ -226,20 +228,22 @@ def measure_members(ens, train_x, test_x, config: dict, *, check=(), final=False
     rho = direction_measures(J, H, directions)
     out = []
     for e in range(ens.size):
-        total_abs = _total_abs(sheet, e)
+        curvature_total_abs = _curvature_total_abs(sheet, e)
         out.append(
             {
-                "curvature_total_abs": total_abs,
-                "curvature_total": float(sheet["total"][e]) if total_abs is not None else None,
-                "area": float(sheet["area"][e]),
+                "curvature_total_abs": curvature_total_abs,
+                "curvature_total": (
+                    float(sheet["curvature_total"][e]) if curvature_total_abs is not None else None
+                ),
+                "sheet_area": float(sheet["sheet_area"][e]),
                 "non_immersed_nodes": int(sheet["non_immersed"][e]),
                 "rho": float(rho["rho_mean"][e]),
                 "rho_normal": float(rho["rho_normal_mean"][e]),
                 "curvature_total_abs_fine": fine.get(e),
                 "curvature_capped": _capped(sheet, e),
                 "curvature_capped_fine": capped_fine.get(e),
-                "curvature_adaptive": adaptive.get(e, {}).get("integral"),
-                "curvature_adaptive_check": adaptive_check.get(e, {}).get("integral"),
+                "curvature_adaptive": adaptive.get(e, {}).get("curvature_total_abs"),
+                "curvature_adaptive_check": adaptive_check.get(e, {}).get("curvature_total_abs"),
                 "adaptive_error": adaptive.get(e, {}).get("error"),
                 "adaptive_evaluations": adaptive.get(e, {}).get("evaluations"),
                 "adaptive_converged": adaptive.get(e, {}).get("converged"),

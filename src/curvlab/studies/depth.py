@@ -78,7 +78,13 @@ PROBES: tuple[tuple[tuple[float, float], tuple[float, float]], ...] = (
 
 
 _SWEPT = ("regimes", "models", "depths", "seeds")
-_CHECKS = {"regimes": REGIMES, "models": VARIANTS, "task": TASKS, "grid": 2, "probe_points": 2}
+_CHECKS = {
+    "regimes": REGIMES,
+    "models": VARIANTS,
+    "task": TASKS,
+    "resolution": 2,
+    "probe_points": 2,
+}
 _CHECKS |= {"depths": 1, "seeds": 0}
 
 
@@ -151,7 +157,7 @@ def _build(run_config: dict):
 
 def _measure(model, run_config: dict) -> dict:
     cpu_model = model.to("cpu")
-    stats = representation_curvature(cpu_model, points_per_axis=run_config["grid"])
+    stats = representation_curvature(cpu_model, resolution=run_config["resolution"])
     lengths = probe_lengths(representation_map(cpu_model), points=run_config["probe_points"])
     return {**stats, **lengths}
 
@@ -252,7 +258,7 @@ DEPTH = Study(
 )
 """The depth study (:mod:`curvlab.studies.study`): two records per run, each with regime,
 model, depth, seed, phase ("init" or "trained"), test accuracy (and train accuracy after
-training), the sheet metrics, area and node counts, the probe lengths of
+training), the sheet metrics, ``sheet_area`` and node counts, the probe lengths of
 :func:`probe_lengths`, and the run's wall time ``seconds`` (as first computed).
 
 >>> import tempfile
@@ -260,7 +266,7 @@ training), the sheet metrics, area and node counts, the probe lengths of
 >>> with tempfile.TemporaryDirectory() as d:
 ...     result = run_study(DEPTH, "small", Options(device="cpu", directory=d, progress=False),
 ...                        regimes=["structured"], models=["ungated"], depths=[1], seeds=[0],
-...                        epochs=1, grid=3)
+...                        epochs=1, resolution=3)
 >>> [(r["phase"], r["curvature_nodes"]) for r in result.runs]
 [('init', 9), ('trained', 9)]
 """

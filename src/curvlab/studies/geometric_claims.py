@@ -34,7 +34,7 @@ import sympy as sp
 
 from curvlab.analysis.claims import claim_record
 from curvlab.studies.depth import DEPTH
-from curvlab.studies.graph_law import structured_total_curvature
+from curvlab.studies.graph_law import structured_curvature_total_abs
 from curvlab.studies.input_slices import curved_ungated_slice
 from curvlab.studies.study import BOOK_OPTIONS, Options, run_study
 from curvlab.symbolic import (
@@ -88,8 +88,8 @@ def _flatness_and_gates() -> dict:
 
 def _depth_checks(options: Options, depth_overrides: dict) -> tuple[dict, float]:
     """T5's checks and the gated structured stack's peak over its value at L = 256."""
-    gated = structured_total_curvature(STRUCTURED_LAYER, STRUCTURED_DEPTHS)
-    ungated = structured_total_curvature(STRUCTURED_LAYER, STRUCTURED_DEPTHS, gated=False)
+    gated = structured_curvature_total_abs(STRUCTURED_LAYER, STRUCTURED_DEPTHS)
+    ungated = structured_curvature_total_abs(STRUCTURED_LAYER, STRUCTURED_DEPTHS, gated=False)
     laws = {
         (r["regime"], r["model"], r["phase"]): r
         for r in run_study(DEPTH, "small", options, **depth_overrides).meta["growth_laws"]

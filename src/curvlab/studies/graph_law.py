@@ -13,9 +13,9 @@ the gate φ is a ridge function (det∇²φ = 0) and the stack is flat.
 - layers: :data:`StructuredLayer`, :func:`draw_structured_layer` (the book's random draw).
 - maps: :func:`structured_stack_in_x` (SymPy, in x), :func:`structured_stack_map` and
   :func:`unstructured_stack_map` (torch, for the engine), :func:`structured_increment` (φ).
-- the engine on the closed form: :func:`structured_total_curvature` (∫|K| dA of the stack
+- the engine on the closed form: :func:`structured_curvature_total_abs` (∫|K| dA of the stack
   at many depths L, from one symbolic build).
-- the law: :func:`graph_law_curvature`, :func:`graph_law_total_curvature`,
+- the law: :func:`graph_law_curvature`, :func:`graph_law_curvature_total_abs`,
   :func:`graph_law_tail_constant` (autodiff derivatives of φ, midpoint rule on P = [-1, 1]²).
 - the study: :func:`structured_regime_study` (engine against law over seeds and depths) and
   :func:`structured_growth_summary` (its shape in L per seed).
@@ -37,14 +37,14 @@ __all__ = [
     "StructuredLayer",
     "draw_structured_layer",
     "graph_law_curvature",
+    "graph_law_curvature_total_abs",
     "graph_law_tail_constant",
-    "graph_law_total_curvature",
+    "structured_curvature_total_abs",
     "structured_growth_summary",
     "structured_increment",
     "structured_regime_study",
     "structured_stack_in_x",
     "structured_stack_map",
-    "structured_total_curvature",
     "unstructured_stack_map",
 ]
 
@@ -113,18 +113,18 @@ def structured_stack_map(layer: StructuredLayer, depth: int, gated: bool = True)
     return lambdify_map(structured_stack_in_x(depth, layer, gated), _input_symbols())
 
 
-def structured_total_curvature(
-    layer: StructuredLayer, depths: Iterable[int], gated: bool = True, points_per_axis: int = 12
+def structured_curvature_total_abs(
+    layer: StructuredLayer, depths: Iterable[int], gated: bool = True, resolution: int = 12
 ) -> list[float]:
     """∫_P |K| dA of the weight-tied stack of ``layer`` at each of ``depths``, by the engine.
 
     The stack is built once in closed form in L (:func:`structured_stack_in_x` with a symbolic
     depth, h_L = (x, L·φ(x))), then each depth is substituted and its sheet measured by
-    :func:`sheet_curvature` on the ``points_per_axis``² midpoint grid of P = [-1, 1]²; no
+    :func:`sheet_curvature` on the ``resolution``² midpoint grid of P = [-1, 1]²; no
     composition of L layers is needed, so L = 256 costs what L = 1 does.
 
     >>> layer = draw_structured_layer(0)
-    >>> flat = structured_total_curvature(layer, [1, 4], gated=False, points_per_axis=4)
+    >>> flat = structured_curvature_total_abs(layer, [1, 4], gated=False, resolution=4)
     >>> max(flat) < 1e-12  # ungated: a cylinder at every depth
     True
     """
@@ -135,9 +135,9 @@ def structured_total_curvature(
     L = sp.Symbol("L", positive=True)
     in_x = structured_stack_in_x(L, layer, gated)
     return [
-        sheet_curvature(
-            lambdify_map(in_x.subs(L, depth), _input_symbols()), points_per_axis=points_per_axis
-        )["curvature_total_abs"]
+        sheet_curvature(lambdify_map(in_x.subs(L, depth), _input_symbols()), resolution=resolution)[
+            "curvature_total_abs"
+        ]
         for depth in depths
     ]
 
@@ -196,13 +196,13 @@ def graph_law_curvature(phi: Callable, depth: float, points: torch.Tensor) -> to
     return depth**2 * det / (1 + depth**2 * slope2) ** 2
 
 
-def _patch_nodes(patch, points_per_axis: int):
-    nodes, weights = quadrature_grid(patch, points_per_axis, rule="midpoint")
+def _patch_nodes(patch, resolution: int):
+    nodes, weights = quadrature_grid(patch, resolution, rule="midpoint")
     return nodes.reshape(-1, 2), weights.reshape(-1)
 
 
-def graph_law_total_curvature(
-    phi: Callable, depth: float, points_per_axis: int = 12, patch=PATCH
+def graph_law_curvature_total_abs(
+    phi: Callable, depth: float, resolution: int = 12, patch=PATCH
 ) -> float:
     """𝒦(L) = ∫_P L²|det∇²φ| / (1 + L²|∇φ|²)^{3/2} dx, the law of the structured regime.
 
@@ -210,17 +210,17 @@ def graph_law_total_curvature(
     rounding, not only to quadrature error).
 
     >>> bowl = lambda x: (x[0] ** 2 + x[1] ** 2) / 2
-    >>> round(graph_law_total_curvature(bowl, 1e-3, 8) / 1e-6, 4)  # L² ∫|det| dx = 4 L²
+    >>> round(graph_law_curvature_total_abs(bowl, 1e-3, 8) / 1e-6, 4)  # L² ∫|det| dx = 4 L²
     4.0
     """
-    nodes, weights = _patch_nodes(patch, points_per_axis)
+    nodes, weights = _patch_nodes(patch, resolution)
     slope2, det = _increment_derivatives(phi, nodes)
     return float((weights * depth**2 * det.abs() / (1 + depth**2 * slope2) ** 1.5).sum())
 
 
-def graph_law_tail_constant(phi: Callable, points_per_axis: int = 12, patch=PATCH) -> float:
+def graph_law_tail_constant(phi: Callable, resolution: int = 12, patch=PATCH) -> float:
     """lim L·𝒦(L) = ∫_P |det∇²φ| |∇φ|⁻³ dx (finite when ∇φ has no zero on P): the 1/L tail."""
-    nodes, weights = _patch_nodes(patch, points_per_axis)
+    nodes, weights = _patch_nodes(patch, resolution)
     slope2, det = _increment_derivatives(phi, nodes)
     return float((weights * det.abs() / slope2**1.5).sum())
 
@@ -228,17 +228,17 @@ def graph_law_tail_constant(phi: Callable, points_per_axis: int = 12, patch=PATC
 def structured_regime_study(
     seeds: Sequence[int] = (0, 1, 2, 3, 4),
     depths: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256),
-    points_per_axis: int = 12,
+    resolution: int = 12,
 ) -> list[dict]:
     """The exact structured regime, measured by the engine and by its law; tidy records.
 
     For every seed (a layer of :func:`draw_structured_layer`), depth and gate (gated or not):
     ``curvature_total_abs`` of the engine (:func:`sheet_curvature` of
-    :func:`structured_stack_map`), ``law`` (:func:`graph_law_total_curvature`; 0 for the
+    :func:`structured_stack_map`), ``law`` (:func:`graph_law_curvature_total_abs`; 0 for the
     ungated stack, a cylinder) and, per seed, ``tail_constant``
     (:func:`graph_law_tail_constant`).
 
-    >>> rows = structured_regime_study(seeds=[0], depths=[1, 2], points_per_axis=3)
+    >>> rows = structured_regime_study(seeds=[0], depths=[1, 2], resolution=3)
     >>> [(r["gated"], r["depth"]) for r in rows]
     [(False, 1), (False, 2), (True, 1), (True, 2)]
     """
@@ -246,13 +246,13 @@ def structured_regime_study(
     for seed in seeds:
         layer = draw_structured_layer(seed)
         phi = structured_increment(layer)
-        tail = graph_law_tail_constant(phi, points_per_axis)
+        tail = graph_law_tail_constant(phi, resolution)
         for gated in (False, True):
             for depth in depths:
                 sheet = sheet_curvature(
-                    structured_stack_map(layer, depth, gated), points_per_axis=points_per_axis
+                    structured_stack_map(layer, depth, gated), resolution=resolution
                 )
-                law = graph_law_total_curvature(phi, depth, points_per_axis) if gated else 0.0
+                law = graph_law_curvature_total_abs(phi, depth, resolution) if gated else 0.0
                 records.append(
                     {
                         "seed": seed,

@@ -29,7 +29,7 @@ matrices are too small for intra-op threads to pay for their synchronisation.
 validation window 3s moved over the plane through it and windows 3s + 1 and 3s + 2's
 (x(u) = e₀ + u₁ (e₁ − e₀) + u₂ (e₂ − e₀) on the triangle u₁, u₂ >= 0, u₁ + u₂ <= 1, the rest of
 window 3s fixed), for slice s = 0 … slices − 1; per layer, the attention block's output and
-the residual stream at that position.  ∫|K| dA by the triangle's midpoint rule at P = ``grid``
+the residual stream at that position.  ∫|K| dA by the triangle's midpoint rule at P = ``resolution``
 and at 2P; a run's value is the 2P integral averaged over its slices, the rule's convergence
 |log(I_P / I_2P)| per slice, layer and sheet (``meta["convergence"]``: median, 90th
 percentile).
@@ -124,7 +124,7 @@ _CHECKS = {
     "final_window": 1,
     "validation_windows": 3,
     "slices": 1,
-    "grid": 1,
+    "resolution": 1,
 }
 
 
@@ -204,7 +204,9 @@ def measure_lm_cell(config: dict) -> dict:
     layers = layer_statistics(model, windows[:, :-1].to(device))
     curvature, convergence, immersed = {}, [], []
     for s in range(config["slices"]):
-        measured = context_slice_curvature(model, windows[3 * s : 3 * s + 3, :-1], config["grid"])
+        measured = context_slice_curvature(
+            model, windows[3 * s : 3 * s + 3, :-1], config["resolution"]
+        )
         immersed.append(measured["immersed"])
         for (layer, sheet), (coarse, fine) in measured["integrals"].items():
             curvature.setdefault((layer, sheet), []).append(fine)
@@ -283,7 +285,7 @@ def analyse_lm(config: dict, results: list, context: Context) -> StudyResult:
         "corpus": dataclasses.asdict(fingerprint(config)),
         "convergence": {
             "rule": "|log(I_P / I_2P)| per run, slice, layer and sheet; triangle midpoint rule",
-            "grids": [config["grid"], 2 * config["grid"]],
+            "resolutions": [config["resolution"], 2 * config["resolution"]],
             "median": _quantile(ratios, 0.5),
             "p90": _quantile(ratios, 0.9),
             "count": len(ratios),

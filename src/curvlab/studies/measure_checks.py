@@ -55,33 +55,33 @@ def _bent_plane(x: torch.Tensor) -> torch.Tensor:
     return torch.stack([x[0] + x[1] ** 2, x[1], torch.zeros_like(x[0])])
 
 
-def _measures(f, patch, direction, points_per_axis: int) -> dict:
+def _measures(f, patch, direction, resolution: int) -> dict:
     """∫|K| dA over ``patch`` and the mean ρ₀, ρ_⊥ along ``direction`` at its nodes."""
-    nodes, weights = quadrature_grid(patch, points_per_axis, "midpoint")  # (n, n, 2), (n, n)
+    nodes, weights = quadrature_grid(patch, resolution, "midpoint")  # (n, n, 2), (n, n)
     nodes, weights = nodes.reshape(-1, 2), weights.reshape(-1)
     J, H = jets(f, nodes)  # (N, d, 2), (N, d, 2, 2)
     sheet = sheet_from_jets(J[None], H[None], weights[None])
     u = torch.tensor(direction, dtype=torch.float64).expand(1, nodes.shape[0], 1, 2)
     rho = direction_measures(J[None], H[None], u)
     return {
-        "∫|K| dA": float(sheet["total_abs"][0]),
+        "∫|K| dA": float(sheet["curvature_total_abs"][0]),
         "ρ₀": float(rho["rho_mean"][0]),
         "ρ⊥": float(rho["rho_normal_mean"][0]),
         "nodes": nodes,
     }
 
 
-def closed_form_checks(radius: float = 2.0, points_per_axis: int = 32) -> list[dict]:
+def closed_form_checks(radius: float = 2.0, resolution: int = 32) -> list[dict]:
     """The three measures on the sphere, the cylinder and the bent plane (module docstring),
     beside their exact values: rows ``surface``, ``measure``, ``computed``, ``exact``,
-    ``error``.  ∫|K| dA is a midpoint rule (error O(1/points_per_axis²)); ρ₀ and ρ_⊥ are exact
+    ``error``.  ∫|K| dA is a midpoint rule (error O(1/resolution²)); ρ₀ and ρ_⊥ are exact
     up to rounding.
 
-    >>> rows = closed_form_checks(points_per_axis=8)
+    >>> rows = closed_form_checks(resolution=8)
     >>> len(rows), max(r["error"] for r in rows if r["measure"] != "∫|K| dA") < 1e-12
     (9, True)
     """
-    arguments.integer("points_per_axis", points_per_axis, 2, type_error=True)
+    arguments.integer("resolution", resolution, 2, type_error=True)
     rows = []
 
     def add(surface, measured, exact):
@@ -97,12 +97,12 @@ def closed_form_checks(radius: float = 2.0, points_per_axis: int = 32) -> list[d
             )
 
     ball = sphere(radius)
-    on_sphere = _measures(ball, _SPHERE_PATCH, (1.0, 0.0), points_per_axis)
+    on_sphere = _measures(ball, _SPHERE_PATCH, (1.0, 0.0), resolution)
     add(ball.name, on_sphere, {"∫|K| dA": math.pi / math.sqrt(2), "ρ₀": 0.5, "ρ⊥": 0.5})
     tube = cylinder(radius)
-    on_cylinder = _measures(tube, ((0.0, math.pi), (-1.0, 1.0)), (1.0, 0.0), points_per_axis)
+    on_cylinder = _measures(tube, ((0.0, math.pi), (-1.0, 1.0)), (1.0, 0.0), resolution)
     add(tube.name, on_cylinder, {"∫|K| dA": 0.0, "ρ₀": 0.5, "ρ⊥": 0.5})
-    bent = _measures(_bent_plane, ((-1.0, 1.0), (-1.0, 1.0)), (0.0, 1.0), points_per_axis)
+    bent = _measures(_bent_plane, ((-1.0, 1.0), (-1.0, 1.0)), (0.0, 1.0), resolution)
     y = bent["nodes"][:, 1]
     exact_rho = float((1 / torch.sqrt(1 + 4 * y**2)).mean())
     add("plane in the chart (x + y², y, 0)", bent, {"∫|K| dA": 0.0, "ρ₀": exact_rho, "ρ⊥": 0.0})

@@ -45,9 +45,9 @@ __all__ = [
 POOLE_PHASES: dict[str, tuple[float, float]] = {"ordered": (1.0, 0.3), "chaotic": (4.0, 0.3)}
 """(σ_w², σ_b²) of Poole et al.'s two phases of random deep tanh networks."""
 
-_RUN = ("width", "max_depth", "curve_points", "sphere_grid")
+_RUN = ("width", "max_depth", "curve_points", "sphere_resolution")
 
-_CHECKS = {"width": 3, "max_depth": 1, "curve_points": 2, "sphere_grid": 2, "poole_seeds": 0}
+_CHECKS = {"width": 3, "max_depth": 1, "curve_points": 2, "sphere_resolution": 2, "poole_seeds": 0}
 
 
 def poole_config(scale: str = "small", **overrides) -> dict:
@@ -147,7 +147,7 @@ def _poole_run(run_config: dict) -> list[dict]:
             lambda x, layer=layer: net(x, layer), circle, points=run_config["curve_points"]
         )
         sheet = sheet_curvature(
-            lambda u, layer=layer: net(sphere(u), layer), patch, run_config["sphere_grid"]
+            lambda u, layer=layer: net(sphere(u), layer), patch, run_config["sphere_resolution"]
         )
         records.append(
             {
@@ -158,7 +158,7 @@ def _poole_run(run_config: dict) -> list[dict]:
                 "grassmannian_length": curve.grassmannian_length,
                 "euclidean_length": curve.euclidean_length,
                 "curve_curvature_mean": curve.mean_curvature,
-                **{k: sheet[k] for k in (*SHEET_METRICS, "area")},
+                **{k: sheet[k] for k in (*SHEET_METRICS, "sheet_area")},
             }
         )
     return records
@@ -195,13 +195,13 @@ POOLE = Study(
 """Poole et al.'s anchor (:mod:`curvlab.studies.study`): records per (phase, seed, depth
 1..max_depth), each with phase ("ordered"/"chaotic"), seed, depth, the mean-field χ₁, the
 great circle's ``grassmannian_length``, ``euclidean_length`` and ``curve_curvature_mean`` (κ
-averaged over arclength), and the 2-sphere patch's sheet metrics and area.
+averaged over arclength), and the 2-sphere patch's sheet metrics and ``sheet_area``.
 
 >>> import tempfile
 >>> from curvlab.studies.study import Options, run_study
 >>> with tempfile.TemporaryDirectory() as d:
 ...     result = run_study(POOLE, "small", Options(directory=d, progress=False), width=8,
-...                        max_depth=2, poole_seeds=[0], curve_points=16, sphere_grid=3)
+...                        max_depth=2, poole_seeds=[0], curve_points=16, sphere_resolution=3)
 >>> [(r["phase"], r["depth"]) for r in result.runs]
 [('ordered', 1), ('ordered', 2), ('chaotic', 1), ('chaotic', 2)]
 """

@@ -53,13 +53,13 @@ def study_config(
     names or of integers >= the minimum, a single setting one allowed name or one integer >= the
     minimum.  Tuples in ``overrides`` become lists; the scale itself is never modified.
 
-    >>> scales = {"small": {"tasks": ["xor"], "seeds": [0, 1], "grid": 8}}
+    >>> scales = {"small": {"tasks": ["xor"], "seeds": [0, 1], "resolution": 8}}
     >>> study_config(scales, "small", {"seeds": (3,)}, {"tasks": ("xor", "moons"), "seeds": 0})
-    {'tasks': ['xor'], 'seeds': [3], 'grid': 8}
-    >>> study_config(scales, "small", {"grid": 1}, {"grid": 2})
+    {'tasks': ['xor'], 'seeds': [3], 'resolution': 8}
+    >>> study_config(scales, "small", {"resolution": 1}, {"resolution": 2})
     Traceback (most recent call last):
     ...
-    ValueError: grid: expected an integer >= 2, got 1
+    ValueError: resolution: expected an integer >= 2, got 1
     >>> study_config(scales, "small", {"tasks": []}, {"tasks": ("xor",)})
     Traceback (most recent call last):
     ...
@@ -108,12 +108,12 @@ _REPRODUCTION = {
     "learning_rate": 0.05,
     "weight_decay": 1e-4,
     "schedule": "cosine",
-    "grid": 10,
+    "resolution": 10,
     "domain_radius": None,  # None: the grid's own data region (sheets.data_region_grid)
-    "grid_check": None,  # a finer grid for the quadrature's convergence, or None
+    "resolution_check": None,  # a finer grid for the quadrature's convergence, or None
     "check_seed_stride": 1,  # the finer grid on the runs of seeds divisible by this
-    "adaptive_base": None,  # ∫|K| dA by the adaptive rule from this base grid, or None
-    "adaptive_check_base": None,  # its convergence: the same rule from this base, checked runs
+    "adaptive_resolution": None,  # ∫|K| dA by the adaptive rule from this base grid, or None
+    "adaptive_resolution_check": None,  # its convergence: the rule from this base, checked runs
     "adaptive_tolerance": 0.03,  # its relative tolerance
     "adaptive_models": [],  # the models whose final sheets it integrates
     "rho_points": 64,
@@ -135,7 +135,7 @@ REPRODUCTION_SCALES: dict[str, dict] = {
         "n_test": 1024,
         "epochs": 1000,
         "learning_rate": 0.02,
-        "grid": 16,
+        "resolution": 16,
         "depths": [1, 2],
         "seeds": list(range(30)),
     },
@@ -148,7 +148,7 @@ REPRODUCTION_SCALES: dict[str, dict] = {
         "n_test": 2048,
         "epochs": 2000,
         "learning_rate": 0.01,
-        "grid": 20,
+        "resolution": 20,
         "depths": [1, 2, 4],
         "seeds": list(range(50)),
     },
@@ -161,7 +161,7 @@ _REPRODUCTION_CHECKS = {
     "models": VARIANTS,
     "depths": 1,
     "seeds": 0,
-    "grid": 2,
+    "resolution": 2,
     "epochs": 2,
     "retrain_doublings": 0,
 }
@@ -177,7 +177,7 @@ def reproduce_config(scale: str = "small", **overrides) -> dict:
     config = study_config(
         REPRODUCTION_SCALES, scale, overrides, _REPRODUCTION_CHECKS, study="reproduction"
     )
-    for key in ("adaptive_base", "adaptive_check_base"):
+    for key in ("adaptive_resolution", "adaptive_resolution_check"):
         if config[key] is not None:
             _check_one(key, config[key], 2, plural=False)
     models = config["adaptive_models"]
@@ -201,8 +201,8 @@ _REALDATA = {
     "schedule": "cosine",
     "backend": "einsum",  # the training pass (measured by the module either way)
     "triangles": 4,  # slices per run, drawn from the run's seed
-    "subdivision": 16,  # P: ∫|K| dA by the centroid rule on P² sub-triangles
-    "subdivision_check": 32,  # 2P on every run: the quadrature's convergence
+    "resolution": 16,  # P: ∫|K| dA by the centroid rule on P² sub-triangles
+    "resolution_check": 32,  # 2P on every run: the quadrature's convergence
     "convergence_threshold": 0.05,  # Part II's: median and 90th percentile of |log(I_P/I_2P)|
     "logistic_c": 1.0,
     "logistic_max_iter": 5000,
@@ -253,7 +253,7 @@ _LANGUAGE_MODEL = {
     # measurement on fixed validation windows
     "validation_windows": 64,
     "slices": 2,  # 2-D input slices per run, three validation contexts each
-    "grid": 6,  # the triangle's midpoint rule with grid² cells, checked at twice the grid
+    "resolution": 6,  # the triangle's midpoint rule with resolution² cells, checked at twice it
     "variants": list(LANGUAGE_MODEL_VARIANTS),
     "seeds": list(range(5)),
 }
@@ -282,7 +282,7 @@ DEPTH_SCALES: dict[str, dict] = {
         "models": list(DEPTH_MODELS),
         "depths": [1, 2, 4, 8],
         "seeds": [0, 1, 2, 3, 4],
-        "grid": 8,
+        "resolution": 8,
         "probe_points": 24,
     },
     "medium": {
@@ -299,7 +299,7 @@ DEPTH_SCALES: dict[str, dict] = {
         "models": list(DEPTH_MODELS),
         "depths": [1, 2, 4, 8, 16],
         "seeds": list(range(10)),
-        "grid": 16,
+        "resolution": 16,
         "probe_points": 48,
     },
     "large": {
@@ -317,13 +317,14 @@ DEPTH_SCALES: dict[str, dict] = {
         "models": ["ungated", "gated_headwise", "gated_elementwise"],
         "depths": [1, 2, 4, 8, 16, 32],
         "seeds": list(range(20)),
-        "grid": 24,
+        "resolution": 24,
         "probe_points": 64,
     },
 }
 """The depth study's sizes (:mod:`curvlab.studies.depth`).  A config holds one run's settings
-plus the lists it sweeps (``regimes``, ``models``, ``depths``, ``seeds``), the grid (points per
-axis) and the probes' quadrature points (the Poole anchor's sizes are :data:`POOLE_SCALES`)."""
+plus the lists it sweeps (``regimes``, ``models``, ``depths``, ``seeds``), the ``resolution``
+(points per axis) and the probes' quadrature points (the Poole anchor's sizes are
+:data:`POOLE_SCALES`)."""
 
 
 POOLE_SCALES: dict[str, dict] = {
@@ -331,27 +332,27 @@ POOLE_SCALES: dict[str, dict] = {
         "width": 48,
         "max_depth": 8,
         "curve_points": 96,
-        "sphere_grid": 8,
+        "sphere_resolution": 8,
         "poole_seeds": [0, 1, 2, 3, 4],
     },
     "medium": {
         "width": 200,
         "max_depth": 12,
         "curve_points": 256,
-        "sphere_grid": 12,
+        "sphere_resolution": 12,
         "poole_seeds": list(range(10)),
     },
     "large": {
         "width": 1000,
         "max_depth": 16,
         "curve_points": 512,
-        "sphere_grid": 16,
+        "sphere_resolution": 16,
         "poole_seeds": list(range(20)),
     },
 }
 """Poole et al.'s anchor's sizes (:mod:`curvlab.studies.poole`): network ``width`` N,
 ``max_depth``, great-circle quadrature points ``curve_points``, sphere-patch grid
-``sphere_grid`` (points per axis) and ``poole_seeds``."""
+``sphere_resolution`` (points per axis) and ``poole_seeds``."""
 
 
 ENSEMBLE_BENCHMARK_SCALES: dict[str, dict] = {

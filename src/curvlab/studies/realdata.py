@@ -31,9 +31,9 @@ The protocol, written before any run of this study was looked at:
   ∫|K| dA of the pooled representation sheet over the triangle
   (:mod:`curvlab.measurement.slices`: the affine slice through the three, K and dA by the
   Gauss-equation engine in float64, the centroid rule on the P-subdivision of the triangle with
-  P = ``subdivision``, the domain the triangle for every P).  The run's
+  P = ``resolution``, the domain the triangle for every P).  The run's
   ``curvature_total_abs`` is the mean over its triangles; ``curvature_total_abs_fine`` the same
-  at 2P = ``subdivision_check``.  The quadrature's convergence is reported as Part II's: the
+  at 2P = ``resolution_check``.  The quadrature's convergence is reported as Part II's: the
   median and 90th percentile over runs of |log(I_P / I_2P)|
   (:func:`curvlab.analysis.empirical.quadrature_convergence`), against
   ``convergence_threshold`` (0.05), in ``meta["quadrature_convergence"]``.
@@ -128,7 +128,7 @@ def estimated_seconds(config: dict) -> float:
     """
     scale = (config["d_model"] / 10) ** 2
     seeds, models = len(config["seeds"]), len(config["models"])
-    nodes = config["subdivision"] ** 2 + config["subdivision_check"] ** 2
+    nodes = config["resolution"] ** 2 + config["resolution_check"] ** 2
     total = 0.0
     for dataset in config["datasets"]:
         train = _SECONDS_PER_SEED_EPOCH[dataset] * config["epochs"]
@@ -146,8 +146,8 @@ _CHECKS = {
     "depth": 1,
     "epochs": 2,
     "triangles": 1,
-    "subdivision": 1,
-    "subdivision_check": 2,
+    "resolution": 1,
+    "resolution_check": 2,
     "logistic_max_iter": 1,
     "schedule": SCHEDULES,
     "backend": BACKENDS,
@@ -178,8 +178,8 @@ def realdata_config(scale: str = "small", **overrides) -> dict:
         )
     if config["d_model"] % config["n_heads"]:
         raise ValueError(f"n_heads: must divide d_model {config['d_model']}")
-    if config["subdivision_check"] <= config["subdivision"]:
-        raise ValueError("subdivision_check: expected more than subdivision (2P is Part II's)")
+    if config["resolution_check"] <= config["resolution"]:
+        raise ValueError("resolution_check: expected more than resolution (2P is Part II's)")
     for key in ("learning_rate", "logistic_c"):
         arguments.number(key, config[key], low=0, low_open=True)
     if not isinstance(config["weight_decay"], int | float) or config["weight_decay"] < 0:
@@ -233,11 +233,11 @@ def measure_realdata_cell(config: dict) -> list[dict]:
         drawn = draw_triangles(task.train_labels.numpy(), config["triangles"], [TRIANGLE_SEED, s])
         corners.append(torch.stack([task.train_tokens[list(t)] for t in drawn]))
     corners = torch.stack(corners).to(device)  # (E, M, 3, T, w) float64
-    coarse = slice_curvature(ens, corners, config["subdivision"])
-    fine = slice_curvature(ens, corners, config["subdivision_check"])
+    coarse = slice_curvature(ens, corners, config["resolution"])
+    fine = slice_curvature(ens, corners, config["resolution_check"])
     rows = []
     for e, s in enumerate(seeds):
-        total_abs = float(coarse["total_abs"][e].mean())
+        curvature_total_abs = float(coarse["curvature_total_abs"][e].mean())
         rows.append(
             {
                 "task": dataset,
@@ -252,11 +252,11 @@ def measure_realdata_cell(config: dict) -> list[dict]:
                 "test_accuracy": float(tested["accuracy"][e]),
                 "converged": bool(fitted["converged"][e]),
                 "plateau_change": float(fitted["plateau_change"][e]),
-                "curvature_total_abs": total_abs,
-                "curvature_total_abs_fine": float(fine["total_abs"][e].mean()),
-                "log_curvature_total_abs": _log(total_abs),
-                "curvature_total": float(coarse["total"][e].mean()),
-                "sheet_area": float(coarse["area"][e].mean()),
+                "curvature_total_abs": curvature_total_abs,
+                "curvature_total_abs_fine": float(fine["curvature_total_abs"][e].mean()),
+                "log_curvature_total_abs": _log(curvature_total_abs),
+                "curvature_total": float(coarse["curvature_total"][e].mean()),
+                "sheet_area": float(coarse["sheet_area"][e].mean()),
                 "immersed_share": float(coarse["immersed_share"][e].min()),
             }
         )
@@ -311,8 +311,8 @@ def analyse_realdata_study(config: dict, results: list, context: Context) -> Stu
     effects, claims = analyse_realdata(runs, logistic, config["seeds"])
     convergence = quadrature_convergence(
         runs,
-        grid=config["subdivision"],
-        grid_check=config["subdivision_check"],
+        resolution=config["resolution"],
+        resolution_check=config["resolution_check"],
         threshold=config["convergence_threshold"],
         quantile=True,
     )

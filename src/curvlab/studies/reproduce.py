@@ -148,15 +148,20 @@ def _collect(results: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
 
 def confirmatory_overrides(plan: AnalysisPlan = PLAN_V2, seeds: int | None = None) -> dict:
     """The study settings the plan fixes: its fresh seeds (the first ``seeds`` of them when
-    given), the fixed budget and the sensitivity ladder, the curvature estimator (grid, domain
-    radius, the convergence grid 2·grid on every ``convergence_seed_stride``-th seed; for
-    version 2 also the adaptive rule's base grids, tolerance and models) and the ρ test points.
+    given), the fixed budget and the sensitivity ladder, the curvature estimator (``resolution``
+    the plan's ``grid``, the domain radius, ``resolution_check`` 2·grid on every
+    ``convergence_seed_stride``-th seed; for version 2 also the adaptive rule's
+    ``adaptive_resolution`` and ``adaptive_resolution_check``, the plan's ``base`` and
+    ``check_base``, its tolerance and models) and the ρ test points.  The plan's field names
+    are frozen with its hash; the study's keys are the library's (``resolution``).
 
     >>> settings = confirmatory_overrides(PLAN)
-    >>> settings["seeds"][0], len(settings["seeds"]), settings["grid"], settings["grid_check"]
-    (1000, 40, 64, 128)
+    >>> settings["seeds"][0], len(settings["seeds"])
+    (1000, 40)
+    >>> settings["resolution"], settings["resolution_check"]
+    (64, 128)
     >>> settings = confirmatory_overrides(PLAN_V2)
-    >>> settings["seeds"][0], settings["adaptive_base"], settings["adaptive_check_base"]
+    >>> settings["seeds"][0], settings["adaptive_resolution"], settings["adaptive_resolution_check"]
     (2000, 32, 64)
     """
     chosen = plan.confirmatory_seeds if seeds is None else plan.confirmatory_seeds[:seeds]
@@ -165,16 +170,16 @@ def confirmatory_overrides(plan: AnalysisPlan = PLAN_V2, seeds: int | None = Non
         "seeds": list(chosen),
         "epochs": plan.training.epochs,
         "retrain_doublings": plan.training.sensitivity_doublings,
-        "grid": estimator.grid,
+        "resolution": estimator.grid,
         "domain_radius": estimator.radius,
-        "grid_check": 2 * estimator.grid,
+        "resolution_check": 2 * estimator.grid,
         "check_seed_stride": estimator.convergence_seed_stride,
         "rho_points": estimator.rho_points,
     }
     if isinstance(estimator, AdaptiveCurvatureEstimator):
         settings |= {
-            "adaptive_base": estimator.base,
-            "adaptive_check_base": estimator.check_base,
+            "adaptive_resolution": estimator.base,
+            "adaptive_resolution_check": estimator.check_base,
             "adaptive_tolerance": estimator.tolerance,
             "adaptive_models": list(estimator.models),
         }
@@ -183,15 +188,16 @@ def confirmatory_overrides(plan: AnalysisPlan = PLAN_V2, seeds: int | None = Non
 
 def estimator_convergence(runs: list[dict], plan: AnalysisPlan, settings: dict) -> dict:
     """The curvature estimators' convergence on the confirmatory sheets: ``uniform`` (∫|K| dA
-    at grid and 2·grid), ``capped`` (the capped integrand at the same grids) and, for version
-    2, ``adaptive`` (the adaptive rule from its two base grids, judged by the median and the
-    90th percentile, with the evaluations per sheet: median, 90th percentile, largest)."""
+    at ``resolution`` and ``resolution_check``), ``capped`` (the capped integrand at the same
+    grids) and, for version 2, ``adaptive`` (the adaptive rule from its two base grids, judged by
+    the median and the 90th percentile, with the evaluations per sheet: median, 90th percentile,
+    largest)."""
     import numpy as np
 
     estimator = plan.curvature
     common = {
-        "grid": settings["grid"],
-        "grid_check": settings["grid_check"],
+        "resolution": settings["resolution"],
+        "resolution_check": settings["resolution_check"],
         "threshold": estimator.convergence_threshold,
     }
     out = {
@@ -203,8 +209,8 @@ def estimator_convergence(runs: list[dict], plan: AnalysisPlan, settings: dict) 
     if isinstance(estimator, AdaptiveCurvatureEstimator):
         adaptive = quadrature_convergence(
             runs,
-            grid=settings["adaptive_base"],
-            grid_check=settings["adaptive_check_base"],
+            resolution=settings["adaptive_resolution"],
+            resolution_check=settings["adaptive_resolution_check"],
             threshold=estimator.convergence_threshold,
             measure="curvature_adaptive",
             check="curvature_adaptive_check",
