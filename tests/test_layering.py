@@ -95,6 +95,15 @@ def is_module(name: str) -> bool:
     return False
 
 
+def import_target(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from ... import`` names, a relative one resolved against ``package``."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - node.level + 1]
+    return ".".join([*base, node.module] if node.module else base)
+
+
 def imports_of(
     source: str, module: str, is_package: bool, reach: tuple[str, ...] = LIBRARY_REACH
 ) -> list[tuple[str, str | None]]:
@@ -106,12 +115,7 @@ def imports_of(
         if isinstance(node, ast.Import):
             found.extend((alias.name, None) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                target = ".".join([*base, node.module] if node.module else base)
-            else:
-                target = node.module or ""
+            target = import_target(node, package)
             for alias in node.names:
                 found.append((target, alias.name))
     return [(target, name) for target, name in found if target.split(".")[0] in reach]
@@ -347,12 +351,7 @@ def private_imports(source: str, module: str, is_package: bool = False) -> list[
                     local = alias.asname or alias.name.split(".")[0]
                     bound[local] = alias.name if alias.asname else local
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                target = ".".join([*base, node.module] if node.module else base)
-            else:
-                target = node.module or ""
+            target = import_target(node, package)
             if target.split(".")[0] not in OWN_PACKAGES:
                 continue
             for alias in node.names:

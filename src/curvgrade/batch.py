@@ -1,6 +1,7 @@
 """The ``grade`` command: a folder of returned notebooks graded in parallel into a gradebook.
 
-Every entry under ``--submissions`` gets a row (:func:`submission_files`), each graded by
+Every entry under ``--submissions`` gets a row
+(:func:`curvgrade.submission.submission_files`), each graded by
 :func:`curvgrade.grading.grade_notebook` in ``--jobs`` threads (one submission that makes
 grading fail is ``crashed``, never the end of the batch); ``scores.csv`` grows as each one
 finishes, and ``results.json`` keeps the results as graded, so that ``--only STUDENT``
@@ -13,7 +14,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -27,6 +27,7 @@ from .reports import gradebook_header, gradebook_row
 from .results import SubmissionResult
 from .sandbox import sandbox_problem
 from .studycache import prepared_for, readable_snapshot, remove_snapshot
+from .submission import submission_files
 
 
 def _student_name(path: Path, root: Path, chapter: str) -> str:
@@ -36,36 +37,6 @@ def _student_name(path: Path, root: Path, chapter: str) -> str:
     if relative.name == chapter and len(relative.parts) > 1:
         relative = relative.parent
     return relative.as_posix()
-
-
-def submission_files(root: Path) -> list[Path]:
-    """Every entry under ``root`` that gets a row: each file, notebook or not, and each entry
-    that is no file a student wrote (a symbolic link, to a file or to a folder, a pipe, a
-    device, a folder named ``*.ipynb``), which grading refuses. Folders are looked into, never
-    through a symbolic link; ``.ipynb_checkpoints`` is left out.
-
-    >>> import os, tempfile
-    >>> root = Path(tempfile.mkdtemp())
-    >>> (root / "carol").mkdir(); (root / "x.ipynb").mkdir()
-    >>> for name in ("alice.ipynb", "carol/tiny.ipynb", "x.ipynb/y.ipynb"):
-    ...     _ = (root / name).write_text("{}")
-    >>> os.symlink(root / "alice.ipynb", root / "bob.ipynb")
-    >>> os.symlink(root / "carol", root / "dave")
-    >>> [path.relative_to(root).as_posix() for path in submission_files(root)]
-    ['alice.ipynb', 'bob.ipynb', 'carol/tiny.ipynb', 'dave', 'x.ipynb']
-    """
-    found, folders = [], [Path(root)]
-    while folders:
-        with os.scandir(folders.pop()) as entries:
-            for entry in entries:
-                if entry.name == ".ipynb_checkpoints":
-                    continue
-                path = Path(entry.path)
-                if entry.is_dir(follow_symlinks=False) and path.suffix.lower() != ".ipynb":
-                    folders.append(path)
-                else:
-                    found.append(path)
-    return sorted(found)
 
 
 def _inside(path: Path, folder: Path) -> bool:

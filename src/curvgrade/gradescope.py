@@ -43,7 +43,12 @@ from .bundle import Bundle
 from .grading import SandboxUnavailable, check_budget, grade_notebook
 from .reports import check_reason
 from .results import CheckResult, SubmissionResult
-from .submission import MAX_SUBMISSION_BYTES, MAX_SUBMISSION_CELLS, read_submission
+from .submission import (
+    MAX_SUBMISSION_BYTES,
+    MAX_SUBMISSION_CELLS,
+    read_submission,
+    submission_files,
+)
 
 FORMAT = "curvgrade-gradescope/1"
 CONFIG = "curvgrade-gradescope.json"  # in the zip, beside setup.sh
@@ -220,19 +225,9 @@ def write_autograder(
 
 def submitted_files(folder: Path) -> list[Path]:
     """Every entry of a submission folder, looked into without following a link: each file,
-    and each link, pipe or folder named ``*.ipynb`` as itself (grading refuses those)."""
-    found, folders = [], [Path(folder)]
-    while folders:
-        with os.scandir(folders.pop()) as entries:
-            for entry in entries:
-                if entry.name in IGNORED:
-                    continue
-                path = Path(entry.path)
-                if entry.is_dir(follow_symlinks=False) and path.suffix.lower() != ".ipynb":
-                    folders.append(path)
-                else:
-                    found.append(path)
-    return sorted(found)
+    and each link, pipe or folder named ``*.ipynb`` as itself (grading refuses those);
+    :data:`IGNORED` left out (:func:`curvgrade.submission.submission_files`)."""
+    return submission_files(folder, ignored=IGNORED)
 
 
 def choose_chapter(path: Path, bundles: dict[str, Bundle], config: dict) -> Bundle | str:

@@ -187,3 +187,34 @@ def read_submission(
         cells.append(node)
     metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     return nbformat.NotebookNode(cells=cells, metadata=nbformat.from_dict(metadata))
+
+
+def submission_files(root: Path, ignored=(".ipynb_checkpoints",)) -> list[Path]:
+    """Every entry under ``root`` that gets a row: each file, notebook or not, and each entry
+    that is no file a student wrote (a symbolic link, to a file or to a folder, a pipe, a
+    device, a folder named ``*.ipynb``), which grading refuses. Folders are looked into, never
+    through a symbolic link; an entry named in ``ignored`` is left out (a Jupyter checkpoint
+    folder by default).
+
+    >>> import os, tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "carol").mkdir(); (root / "x.ipynb").mkdir()
+    >>> for name in ("alice.ipynb", "carol/tiny.ipynb", "x.ipynb/y.ipynb"):
+    ...     _ = (root / name).write_text("{}")
+    >>> os.symlink(root / "alice.ipynb", root / "bob.ipynb")
+    >>> os.symlink(root / "carol", root / "dave")
+    >>> [path.relative_to(root).as_posix() for path in submission_files(root)]
+    ['alice.ipynb', 'bob.ipynb', 'carol/tiny.ipynb', 'dave', 'x.ipynb']
+    """
+    found, folders = [], [Path(root)]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.name in ignored:
+                    continue
+                path = Path(entry.path)
+                if entry.is_dir(follow_symlinks=False) and path.suffix.lower() != ".ipynb":
+                    folders.append(path)
+                else:
+                    found.append(path)
+    return sorted(found)
