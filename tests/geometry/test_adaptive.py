@@ -4,13 +4,14 @@ uniform grid misses, the domain's edge, the laws (affine integrands exact, Σ-in
 ∫K dA, batch independence) and clear errors."""
 
 import math
+from dataclasses import fields
 
 import pytest
 import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from curvlab.geometry.adaptive import adaptive_midpoint, disc_domain
+from curvlab.geometry.adaptive import AdaptiveIntegral, adaptive_midpoint, disc_domain
 from curvlab.geometry.curvature import metric
 from curvlab.geometry.curvature_integrals import adaptive_curvature, curvature_density
 from curvlab.geometry.quadrature import quadrature_grid
@@ -159,19 +160,113 @@ def test_affine_integrands_are_exact_and_never_refined(coefficients, x0, y0, wid
     assert int(out.rounds) == 0 and int(out.evaluations) == 5 * 16
 
 
-@settings(max_examples=10, deadline=None)
-@given(st.floats(-0.8, 0.8), st.floats(-0.8, 0.8), st.floats(0.002, 0.05), st.integers(1, 3))
-# a peak at the centre has mirror cells with equal indicators, and a twin box in the batch
-# pads the leaves differently: ties ordered by slot marked different cells in and out of it
-@example(0.0, 0.0, 0.025390625, 2)
-def test_a_boxs_result_does_not_depend_on_its_batch(x, y, width, others):
-    centres = torch.tensor([[x, y]] + [[0.1 * k, -0.2 * k] for k in range(others)], dtype=F64)
-    low, high = SQUARE[0].expand(len(centres), 2), SQUARE[1].expand(len(centres), 2)
-    together = adaptive_midpoint(_gaussian(centres, width), low, high, resolution=8)
-    alone = adaptive_midpoint(_gaussian(centres[0], width), *SQUARE, resolution=8)
-    assert torch.allclose(together.integral[0], alone.integral, rtol=1e-12)
-    assert int(together.rounds[0]) == int(alone.rounds)
-    assert int(together.evaluations[0]) == int(alone.evaluations)
+def _rational_peaks(centres: torch.Tensor, widths: torch.Tensor):
+    """Σⱼ wⱼ² / (π (wⱼ² + |x − cⱼ|²)²), one set of peaks (..., n, 2), widths (..., n) per box,
+    each of mass 1 over the plane: + − × ÷ only, so a value is rounded the same in any array
+    (a vectorised exp is not).  Called as ``density(points)`` or ``density(points, boxes)``."""
+
+    def density(x, boxes=None):
+        c, w = centres, widths
+        if boxes is not None:
+            c, w = c.reshape(-1, *c.shape[-2:])[boxes], w.reshape(-1, w.shape[-1])[boxes]
+        total = torch.zeros(x.shape[:-1], dtype=x.dtype)
+        for j in range(c.shape[-2]):
+            dx, dy = x[..., 0] - c[..., None, j, 0], x[..., 1] - c[..., None, j, 1]
+            w2 = w[..., None, j] * w[..., None, j]
+            total = total + w2 / (math.pi * (w2 + (dx * dx + dy * dy)) ** 2)
+        return total
+
+    return density
+
+
+def _fields_of(result: AdaptiveIntegral, box: int) -> dict:
+    """Every field of box ``box`` (an index into the flattened boxes) of a result."""
+    boxes = result.error.numel()
+    return {f.name: getattr(result, f.name).reshape(boxes, -1)[box] for f in fields(result)}
+
+
+_PEAKS = st.lists(  # one box: 1 to 3 peaks, (x, y, log10 width)
+    st.tuples(st.floats(-0.9, 0.9), st.floats(-0.9, 0.9), st.floats(-2.5, -1.0)),
+    min_size=1,
+    max_size=3,
+)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(_PEAKS, min_size=2, max_size=4), st.booleans(), st.booleans())
+# the first box's peak at the centre has mirror cells with equal indicators, and the second
+# box pads the leaves: ties ordered by slot marked different cells in and out of the batch
+@example([[(0.0, 0.0, math.log10(0.025390625))], [(0.1, -0.2, -1.5)]], False, False)
+def test_a_boxs_result_does_not_depend_on_its_batch(boxes, selective, with_domain):
+    """Every box integrated alone and all together, with the same values of the density at
+    its points: every field of its result is equal to the last bit, whether the density is
+    called on every box each round or on those still refined (``selective``)."""
+    n = max(len(peaks) for peaks in boxes)  # a box with fewer peaks repeats its first
+    peaks = [peaks + peaks[:1] * (n - len(peaks)) for peaks in boxes]
+    centres = torch.tensor([[(x, y) for x, y, _ in box] for box in peaks], dtype=F64)
+    widths = torch.tensor([[10.0**w for _, _, w in box] for box in peaks], dtype=F64)
+    low, high = SQUARE[0].expand(len(boxes), 2), SQUARE[1].expand(len(boxes), 2)
+    discs = centres + 0.1  # a domain cutting through the peaks' tails
+    settings = {"resolution": 8, "tolerance": 0.01, "selective": selective}
+    domain = disc_domain(discs, 0.5) if with_domain else None
+    together = adaptive_midpoint(
+        _rational_peaks(centres, widths), low, high, **settings, domain=domain
+    )
+    for e in range(len(boxes)):
+        one = slice(e, e + 1)
+        domain = disc_domain(discs[one], 0.5) if with_domain else None
+        alone = adaptive_midpoint(
+            _rational_peaks(centres[one], widths[one]),
+            low[one],
+            high[one],
+            **settings,
+            domain=domain,
+        )
+        for name, value in _fields_of(alone, 0).items():
+            assert torch.equal(_fields_of(together, e)[name], value), (e, name)
+
+
+def test_boxes_of_a_grid_of_leading_shape_each_as_alone():
+    """Boxes of leading shape (2, 3) (an ensemble's members × slices), called selectively:
+    the flat index of a box names it, and each is its own as alone."""
+    generator = torch.Generator().manual_seed(3)
+    centres = torch.rand(2, 3, 2, 2, generator=generator, dtype=F64) * 1.6 - 0.8
+    widths = 10 ** (-2.5 + 1.5 * torch.rand(2, 3, 2, generator=generator, dtype=F64))
+    low, high = SQUARE[0].expand(2, 3, 2), SQUARE[1].expand(2, 3, 2)
+    density = _rational_peaks(centres, widths)
+    together = adaptive_midpoint(density, low, high, resolution=8, selective=True)
+    assert together.integral.shape == (2, 3) and together.rounds.shape == (2, 3)
+    flat_centres, flat_widths = centres.reshape(6, 2, 2), widths.reshape(6, 2)
+    for e in range(6):
+        one = slice(e, e + 1)
+        alone = adaptive_midpoint(
+            _rational_peaks(flat_centres[one], flat_widths[one]),
+            SQUARE[0][None],
+            SQUARE[1][None],
+            resolution=8,
+        )
+        assert all(
+            torch.equal(_fields_of(together, e)[k], v) for k, v in _fields_of(alone, 0).items()
+        )
+
+
+def test_a_box_that_has_stopped_is_no_longer_evaluated():
+    """A flat box and a box with a narrow peak: called selectively, the flat one is in the
+    first calls only (its base grid), and every call carries a box's needed points, padded
+    to a multiple of 16, no more."""
+    asked: list[tuple[list[int], int]] = []
+    peak = _rational_peaks(torch.tensor([[[0.3, 0.3]]] * 2, dtype=F64), torch.full((2, 1), 0.003))
+
+    def density(x, boxes):
+        asked.append((boxes.tolist(), x.shape[1]))
+        return torch.where((boxes == 1)[:, None], peak(x, boxes), 1.0)
+
+    low, high = SQUARE[0].expand(2, 2), SQUARE[1].expand(2, 2)
+    out = adaptive_midpoint(density, low, high, resolution=8, selective=True)
+    assert out.rounds.tolist()[0] == 0 and int(out.rounds[1]) > 3
+    assert [boxes for boxes, _ in asked[:2]] == [[0, 1], [0, 1]]  # the base grid: centres, kids
+    assert all(boxes == [1] for boxes, _ in asked[2:])
+    assert sum(m for _, m in asked[2:]) == int(out.evaluations[1]) - 5 * 64  # 16 a split
 
 
 def test_any_leading_shape_of_boxes_and_several_channels():

@@ -37,6 +37,26 @@ def test_the_base_grid_is_the_uniform_domain_rule():
     assert ((out["non_immersed"] >= 0) & (out["non_immersed"] <= 1)).all()
 
 
+def test_members_integrated_together_are_each_as_alone():
+    """Trained sheets of several tasks in one call and one at a time: each member's integrals,
+    error, evaluations and rounds are its own.  The rule is exactly independent of its batch
+    (tests/geometry/test_adaptive.py); what could differ is the round-off of the jets, and a
+    value of the ensemble's jets does not depend on the points evaluated beside it when every
+    call carries whole blocks of points (curvlab.geometry.density_calls.PAD): on this
+    machine the two were equal to the last bit, the test allows 1e-12 relative."""
+    members = (("xor", 0), ("moons", 1), ("circles", 2), ("spirals", 3))
+    ens, train_x = _trained_sheets(members=members, epochs=60)
+    settings = {"resolution": 8, "tolerance": 0.05}
+    together = adaptive_sheet(ens, train_x, **settings)
+    assert together["rounds"].max() > together["rounds"].min()  # some left the batch early
+    for e in range(len(members)):
+        alone = adaptive_sheet(ens.select([e]), train_x[e : e + 1], **settings)
+        for key in ("evaluations", "rounds", "converged"):
+            assert torch.equal(together[key][e], alone[key][0]), (e, key)
+        for key in ("curvature_total_abs", "curvature_total", "sheet_area", "error"):
+            assert torch.allclose(together[key][e], alone[key][0], rtol=1e-12, atol=0), (e, key)
+
+
 @pytest.mark.slow
 def test_a_trained_sheet_converges_from_two_base_grids():
     """The plan's convergence check on a trained sheet: started from 32² and from 64², the

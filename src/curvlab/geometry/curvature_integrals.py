@@ -103,10 +103,14 @@ def curvature_integrals(
     """The integrals of :func:`adaptive_curvature` for surfaces given by their jets:
     ``jets_at(points)`` maps points (..., M, 2) to whitened J (..., M, d, 2) and H
     (..., M, d, 2, 2) (one surface per box: a map's autodiff jets, an ensemble's members);
-    ``settings`` are :func:`adaptive_midpoint`'s.  Returns :func:`adaptive_curvature`'s dict."""
+    ``settings`` are :func:`adaptive_midpoint`'s.  With ``selective=True``,
+    ``jets_at(points, boxes)`` is asked for the boxes still refined only: points (A, M, 2) of
+    the boxes ``boxes`` (A,) (indices into the boxes' leading shape flattened), J (A, M, d, 2)
+    and H (A, M, d, 2, 2); a batch then costs what its boxes cost, whatever its hardest.
+    Returns :func:`adaptive_curvature`'s dict."""
 
-    def density(points: torch.Tensor) -> torch.Tensor:
-        values = curvature_density(*jets_at(points))
+    def density(points: torch.Tensor, *boxes) -> torch.Tensor:
+        values = curvature_density(*jets_at(points, *boxes))
         ones = torch.ones_like(values[..., :1])  # the domain's own measure
         return torch.cat([values, ones], -1)
 

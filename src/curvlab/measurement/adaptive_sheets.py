@@ -44,8 +44,13 @@ def adaptive_sheet(
     :func:`curvlab.measurement.domains.data_domain_grid`).
     """
     _check(ens, train_points, radius)
+
+    def members_jets(points: torch.Tensor, members: torch.Tensor):
+        chosen = ens if len(members) == ens.size else ens.select(members.tolist())
+        return ensemble_jets(chosen, points)
+
     return curvature_integrals(
-        lambda points: ensemble_jets(ens, points),
+        members_jets,
         train_points.amin(dim=1),
         train_points.amax(dim=1),
         domain=disc_domain(train_points, radius),
@@ -54,6 +59,7 @@ def adaptive_sheet(
         cells_per_round=cells_per_round,
         max_rounds=max_rounds,
         absolute=1e-9,
+        selective=True,
     )
 
 
