@@ -60,7 +60,12 @@ def test_the_tiny_configuration_writes_a_study_result_with_finite_intervals(tiny
         assert claim["label"] == "exploratory" and claim["prediction"]
         assert math.isfinite(claim["ci_low"]) and math.isfinite(claim["ci_high"])
         assert claim["ci_low"] <= claim["effect"] <= claim["ci_high"]
-        assert claim["verdict"] == "undecidable"  # 3 seeds: the exact p is at least 0.25
+        # 3 seeds: the exact p is at least 0.25; a sink claim without a sink is not testable
+        if claim["testable"]:
+            assert claim["verdict"] == "undecidable" and claim["reason"] is None
+        else:
+            assert claim["measure"] == "sink" and claim["verdict"] == "not testable here"
+            assert claim["reason"].startswith("no sink")
         assert claim["p_floor"] == 0.25 and claim["p_floor_holm"] == 1.0
         assert not claim["decidable"] and claim["seeds_needed"] > 3
         assert claim["p"] <= claim["p_holm"] <= 1
@@ -262,4 +267,4 @@ def test_claims_refuse_a_measure_that_is_not_finite():
         for s in (0, 1)
     ]
     with pytest.raises(ValueError, match="bits_per_character"):
-        study.lm_claims(runs, 1)
+        study.lm_claims(runs, 1, positions=8)
