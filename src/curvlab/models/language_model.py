@@ -252,9 +252,14 @@ class ElementaryLayerNorm(nn.Module):
     weight + bias, the biased variance, as :class:`torch.nn.LayerNorm` computes it.
 
     Its second forward-mode derivatives are those of the formula; those of
-    :class:`torch.nn.LayerNorm` are not (in PyTorch 2.13, ``jacfwd(jacfwd(layer_norm))``
-    disagrees with ``jacrev(jacrev(layer_norm))``), and the curvature engine differentiates
-    forward twice.
+    :class:`torch.nn.LayerNorm` are not.  In the pinned PyTorch (2.13),
+    ``jacfwd(jacfwd(F.layer_norm))`` returns a wrong, non-symmetric Hessian, while
+    ``jacrev(jacrev(·))``, :func:`torch.func.hessian`, finite differences and this formula
+    agree: the nested forward mode differentiates layer_norm's first-order JVP rule with the
+    saved mean and rstd held constant (pytorch/pytorch#196700,
+    https://github.com/pytorch/pytorch/issues/196700).  The curvature engine differentiates
+    forward twice (:func:`curvlab.geometry.gauss_equation.jets`), so :func:`curvature_copy`
+    replaces every LayerNorm by this one.
 
     >>> norm = nn.LayerNorm(4).double()
     >>> x = torch.randn(3, 4, dtype=torch.float64)
