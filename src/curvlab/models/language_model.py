@@ -11,15 +11,18 @@ nh heads, hs = d / nh head size, m the MLP width, L blocks)::
 
 A is the very layer of Parts I–II (:func:`curvlab.models.attention.build_attention` with
 ``causal=True``): per head, Y = softmax(QKᵀ/√hs + M) V with M_ts = −∞ for a key s after the
-query t, then Qiu et al.'s G1 hook, then W_O.  Head j owns channels j·hs … (j+1)·hs − 1 of Q,
-K, V and Y.  The gate reads X = LN₁(h), the query token's normalised hidden state, which is
-what the Q/K/V projections read (:data:`LANGUAGE_MODEL_VARIANTS`):
+query t, then the gate hook at Qiu et al.'s position G1, then W_O.  Head j owns channels
+j·hs … (j+1)·hs − 1 of Q, K, V and Y.  The gate reads X = LN₁(h), the query token's
+normalised hidden state, which is what the Q/K/V projections read.  Qiu et al.'s gate is
+Y' = Y ⊙ σ(X W_θ); ours adds a bias b_θ (W_θ and b_θ one ``nn.Linear``, with PyTorch's
+default initialisation, both uniform on ±1/√d), as in Parts I–II
+(:data:`LANGUAGE_MODEL_VARIANTS`):
 
 - ``ungated``: Y' = Y;
 - ``gated_headwise``: Y'_j = Y_j · σ(X W_θ + b_θ)_j, W_θ ∈ ℝ^{d×nh}, one scalar per head j;
 - ``gated_elementwise``: Y' = Y ⊙ σ(X W_θ + b_θ), W_θ ∈ ℝ^{d×d}, channel c gates channel c;
 - ``ablation``: Y' = Y + tanh(X W_θ + b_θ), W_θ ∈ ℝ^{d×d}: the elementwise gate's parameters,
-  the nonlinearity added instead of multiplied.
+  tanh in place of σ, its output added to Y instead of multiplying it.
 
 Parameters (:func:`language_model_parameter_count`; the tied head has none of its own)::
 
