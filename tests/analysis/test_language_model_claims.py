@@ -1,5 +1,5 @@
 """The language-model study's claim rules: a sink claim is judged by its interval where a sink
-exists, and is "not testable here", with its reason, where no run has one."""
+exists, and is "not testable here", with its reason, where neither compared variant has one."""
 
 import math
 
@@ -7,7 +7,13 @@ import pytest
 
 from curvlab.analysis.claims import EMPIRICAL_VERDICTS, NOT_TESTABLE
 from curvlab.analysis.decidability import verdict_label
-from curvlab.analysis.language_model_claims import COMPARISONS, MEASURES, lm_claims, sink_reason
+from curvlab.analysis.language_model_claims import (
+    COMPARISONS,
+    MEASURES,
+    lm_claims,
+    sink_reason,
+    variant_layer_sinks,
+)
 from curvlab.analysis.stats import verdict_follows
 from curvlab.measurement.language_model import uniform_sink
 
@@ -65,12 +71,14 @@ def test_a_sink_claim_is_judged_by_its_interval_where_a_sink_exists():
     assert all(c["testable"] and c["verdict"] in EMPIRICAL_VERDICTS for c in claims)
 
 
-def test_a_sink_claim_is_not_testable_where_no_run_has_a_sink():
-    # every layer of every run at or below the uniform share, the gated models even lower: an
-    # interval on the predicted side, yet nothing for a gate to remove
+def test_a_sink_claim_is_not_testable_where_no_variant_has_a_sink():
+    # every variant's mean over seeds at or below the uniform share in every layer (one run of
+    # the control a little above it), the gated models lower: an interval on the predicted
+    # side, yet nothing for a gate to remove
     def sink(variant, seed, layer):
         gated = 0.015 + seed / 1e4 if variant.startswith("gated") else 0.0
-        return 0.075 - 0.002 * layer - gated
+        above = 0.03 if (variant, seed, layer) == ("ablation", 3, 2) else 0.0
+        return 0.075 - 0.002 * layer - gated + above
 
     claims = lm_claims(_runs(sink), 2, positions=POSITIONS)
     for claim in _sink_claims(claims):
@@ -84,18 +92,24 @@ def test_a_sink_claim_is_not_testable_where_no_run_has_a_sink():
     assert all(c["testable"] and c["verdict"] != NOT_TESTABLE for c in other)
 
 
-def test_the_sink_reason_names_the_range_of_the_runs_sinks():
+def test_the_sink_reason_names_the_range_of_the_variants_sinks():
+    uniform = uniform_sink(POSITIONS)
     runs = [
-        {"sink_layer1": 0.057, "sink_layer2": 0.075},
-        {"sink_layer1": 0.06, "sink_layer2": uniform_sink(POSITIONS)},  # at the share: no sink
+        {"variant": "a", "sink_layer1": 0.057, "sink_layer2": 0.075},
+        {"variant": "b", "sink_layer1": 0.06, "sink_layer2": uniform},  # at the share: no sink
     ]
     assert sink_reason(runs, 2, POSITIONS) == (
-        "no sink: first-position attention 0.057–0.0987 ≤ uniform 0.0987 in every layer of "
-        "every run"
+        "no sink: first-position attention 0.057–0.0987 (per variant and layer, mean over "
+        "seeds) ≤ uniform 0.0987"
     )
-    assert sink_reason([*runs, {"sink_layer1": 0.05, "sink_layer2": 0.1}], 2, POSITIONS) is None
+    # one seed of b above the share, its mean over seeds not: still no sink; a mean above it is
+    high = {"variant": "b", "sink_layer1": 0.06, "sink_layer2": uniform + 0.002}
+    low = {"variant": "b", "sink_layer1": 0.06, "sink_layer2": uniform - 0.004}
+    assert variant_layer_sinks([high, low], 2)[("b", 2)] < uniform
+    assert sink_reason([*runs, high, low], 2, POSITIONS) is not None
+    assert sink_reason([*runs, high], 2, POSITIONS) is None
     with pytest.raises(ValueError, match="sink"):
-        sink_reason([{"sink_layer1": None, "sink_layer2": 0.1}], 2, POSITIONS)
+        sink_reason([{"variant": "a", "sink_layer1": None, "sink_layer2": 0.1}], 2, POSITIONS)
 
 
 def test_a_verdict_of_not_testable_needs_a_reason_and_a_record_that_says_so():

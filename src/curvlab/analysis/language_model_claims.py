@@ -12,9 +12,10 @@ sink is its mean over layers, its largest activation the maximum over layers, it
 the mean over layers (:func:`run_measure`).
 
 **The sink claims need a sink.**  Qiu et al. predict that the gate removes the attention sink;
-where no run of either compared variant has one (:func:`sink_reason`: every layer's attention
-on position 0 at or below :func:`curvlab.measurement.language_model.uniform_sink`, the share of
-a head that attends uniformly), there is nothing to remove, and the claim is
+where neither compared variant has one (:func:`sink_reason`: in every layer, the variant's
+attention on position 0, its mean over seeds (:func:`variant_layer_sinks`), is at or below
+:func:`curvlab.measurement.language_model.uniform_sink`, the share of a causal head that
+attends uniformly), there is nothing to remove, and the claim is
 :data:`curvlab.analysis.claims.NOT_TESTABLE`, with the reason, whatever its interval: never
 "contradicted".  Every record carries ``testable`` and ``reason`` (None where testable).  Such a
 claim stays in Holm's family, which was fixed before the runs, so no other claim's adjusted p
@@ -30,7 +31,14 @@ from curvlab.analysis.decidability import family_decidability
 from curvlab.analysis.stats import directional_verdict, holm, paired_difference
 from curvlab.measurement.language_model import uniform_sink
 
-__all__ = ["COMPARISONS", "MEASURES", "lm_claims", "run_measure", "sink_reason"]
+__all__ = [
+    "COMPARISONS",
+    "MEASURES",
+    "lm_claims",
+    "run_measure",
+    "sink_reason",
+    "variant_layer_sinks",
+]
 
 MEASURES: dict[str, dict] = {
     "bits_per_character": {
@@ -96,27 +104,47 @@ def _number(value) -> float:
     return float("nan") if value is None else float(value)
 
 
-def sink_reason(runs, depth: int, positions: int) -> str | None:
-    """None when some layer of some run puts more attention on position 0 than a uniform
-    causal head over ``positions`` tokens would (a sink exists); else why the sink claims
-    cannot be tested: the range of the runs' per-layer sinks against the uniform share.
+def variant_layer_sinks(runs, depth: int) -> dict[tuple[str, int], float]:
+    """Each variant's sink in each layer (1 … depth): the mean over its runs (seeds).
 
-    >>> runs = [{"sink_layer1": 0.06, "sink_layer2": 0.07}, {"sink_layer1": 0.08,
-    ...          "sink_layer2": 0.05}]
-    >>> sink_reason(runs, 2, 32)
-    'no sink: first-position attention 0.05–0.08 ≤ uniform 0.0987 in every layer of every run'
-    >>> sink_reason(runs + [{"sink_layer1": 0.3, "sink_layer2": 0.05}], 2, 32) is None
+    >>> variant_layer_sinks([{"variant": "a", "sink_layer1": 0.1},
+    ...                      {"variant": "a", "sink_layer1": 0.3}], 1)
+    {('a', 1): 0.2}
+    """
+    by: dict[tuple[str, int], list[float]] = {}
+    for run in runs:
+        for layer in range(1, depth + 1):
+            value = _number(run[f"sink_layer{layer}"])
+            if not math.isfinite(value):
+                raise ValueError(f"runs: the sink of layer {layer} is not finite")
+            by.setdefault((run["variant"], layer), []).append(value)
+    return {key: sum(values) / len(values) for key, values in by.items()}
+
+
+def sink_reason(runs, depth: int, positions: int) -> str | None:
+    """None when some variant of ``runs``, in some layer, puts more attention on position 0,
+    on average over its seeds, than a uniform causal head over ``positions`` tokens would (a
+    sink exists); else why a sink claim on these runs cannot be tested: the range of the
+    variants' per-layer sinks against the uniform share.
+
+    >>> runs = [{"variant": "a", "sink_layer1": 0.06, "sink_layer2": 0.07},
+    ...         {"variant": "b", "sink_layer1": 0.08, "sink_layer2": 0.05}]
+    >>> print(sink_reason(runs, 2, 32))  # doctest: +NORMALIZE_WHITESPACE
+    no sink: first-position attention 0.05–0.08 (per variant and layer, mean over seeds)
+    ≤ uniform 0.0987
+    >>> b = {"variant": "b", "sink_layer1": 0.3, "sink_layer2": 0.05}  # b's layer 1: mean 0.19
+    >>> sink_reason([*runs, b], 2, 32) is None
     True
     """
+    if not runs:
+        raise ValueError("runs: expected at least one run")
     uniform = uniform_sink(positions)
-    sinks = [_number(run[f"sink_layer{i + 1}"]) for run in runs for i in range(depth)]
-    if not sinks or any(not math.isfinite(s) for s in sinks):
-        raise ValueError("runs: every run needs a finite sink in every layer")
+    sinks = variant_layer_sinks(runs, depth).values()
     if max(sinks) > uniform:
         return None
     return (
-        f"no sink: first-position attention {min(sinks):.3g}–{max(sinks):.3g} ≤ uniform "
-        f"{uniform:.3g} in every layer of every run"
+        f"no sink: first-position attention {min(sinks):.3g}–{max(sinks):.3g} (per variant and "
+        f"layer, mean over seeds) ≤ uniform {uniform:.3g}"
     )
 
 

@@ -53,7 +53,7 @@ effect is the predicted (or read) direction; p the exact sign-flip p (the t-test
 Holm-adjusted over the whole family (:func:`curvlab.analysis.stats.holm`); the verdict by
 :func:`curvlab.analysis.stats.directional_verdict`, "undecidable" where the seeds cannot reach
 α (:func:`curvlab.analysis.decidability.family_decidability`; 5 seeds: p >= 0.0625), and
-"not testable here", with the reason, for a sink claim where no run of the pair has a sink
+"not testable here", with the reason, for a sink claim where neither variant has a sink
 (:func:`curvlab.analysis.language_model_claims.sink_reason`).  A run's sink is its mean over
 layers, its largest activation the maximum over layers, its curvature the mean over layers.
 
