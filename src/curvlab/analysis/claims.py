@@ -14,7 +14,9 @@ Two kinds of claim, two sets of verdicts, both defined here and nowhere else:
 
 - an **empirical** claim (E1 to E3) is decided by an interval over seeds
   (:data:`EMPIRICAL_VERDICTS`: supported, contradicted, inconclusive; undecidable where its
-  seeds cannot decide), by the rules of :mod:`curvlab.analysis.stats`.
+  seeds cannot decide), by the rules of :mod:`curvlab.analysis.stats`; a prediction about a
+  phenomenon that does not exist at the study's scale (a sink for a gate to remove) is
+  :data:`NOT_TESTABLE` there, with the reason, whatever its interval.
 
 So a change in the numbers changes the verdict.
 """
@@ -26,6 +28,7 @@ from collections.abc import Mapping
 __all__ = [
     "EMPIRICAL_VERDICTS",
     "GEOMETRIC_VERDICTS",
+    "NOT_TESTABLE",
     "claim_record",
     "verdict",
 ]
@@ -33,12 +36,24 @@ __all__ = [
 GEOMETRIC_VERDICTS: tuple[str, ...] = ("reproduced", "partly", "not reproduced", "unverified")
 """The verdicts of a geometric claim (T1 to T5), strongest first."""
 
-EMPIRICAL_VERDICTS: tuple[str, ...] = ("supported", "contradicted", "inconclusive", "undecidable")
+NOT_TESTABLE = "not testable here"
+"""The verdict of an empirical claim whose phenomenon does not exist at the study's scale (a
+prediction that a gate removes the attention sink, where no run has a sink): the interval
+cannot decide it either way.  Its record says so with ``testable`` False and a ``reason``."""
+
+EMPIRICAL_VERDICTS: tuple[str, ...] = (
+    "supported",
+    "contradicted",
+    "inconclusive",
+    "undecidable",
+    NOT_TESTABLE,
+)
 """The verdicts of an empirical claim (E1 to E3), by the interval rules of
 :mod:`curvlab.analysis.stats`: "inconclusive" when the data could have decided and did not,
 "undecidable" when the seeds could not decide whatever the data (the smallest p the claim's
 test can reach at its seeds, Holm-adjusted over its family, is not below α, or the seeds give
-no valid interval: :mod:`curvlab.analysis.decidability`)."""
+no valid interval: :mod:`curvlab.analysis.decidability`), :data:`NOT_TESTABLE` when the
+phenomenon the claim is about is absent, so that no data of this study could test it."""
 
 
 def verdict(checks: Mapping[str, bool], *, testable: bool = True) -> str:

@@ -21,7 +21,8 @@ its test at n seeds: m · floor(n) < α (and the interval rule).
 - :func:`test_floor`  the floor of a test at n seeds;
 - :func:`family_decidability`  for each claim: family, family_size, p_floor, p_floor_holm,
   decidable, seeds_needed and decision_limit (why not, in words; None when decidable);
-- :func:`verdict_label`  a verdict as a chapter prints it: "undecidable at 4 seeds (needs 8)".
+- :func:`verdict_label`  a verdict as a chapter prints it: "undecidable at 4 seeds (needs 8)",
+  "not testable here (its reason)".
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from collections.abc import Mapping, Sequence
 
 from curvlab import arguments
 from curvlab.analysis import randomization, stats
+from curvlab.analysis.claims import NOT_TESTABLE
 
 __all__ = ["MAX_SEEDS", "TESTS", "family_decidability", "test_floor", "verdict_label"]
 
@@ -152,15 +154,19 @@ def family_decidability(claims: Sequence[Mapping], *, alpha: float = 0.05) -> li
 
 
 def verdict_label(record: Mapping) -> str:
-    """A claim's verdict as a chapter prints it: the verdict, and for an undecidable claim
-    the seeds it had and those it would need.
+    """A claim's verdict as a chapter prints it: the verdict, for an undecidable claim the
+    seeds it had and those it would need, for a claim not testable here its reason.
 
     >>> verdict_label({"verdict": "undecidable", "n_seeds": 4, "seeds_needed": 9})
     'undecidable at 4 seeds (needs 9)'
     >>> verdict_label({"verdict": "supported", "n_seeds": 20})
     'supported'
+    >>> verdict_label({"verdict": "not testable here", "reason": "no sink"})
+    'not testable here (no sink)'
     """
     verdict = record.get("verdict")
+    if verdict == NOT_TESTABLE and record.get("reason"):
+        return f"{verdict} ({record['reason']})"
     if verdict != "undecidable":
         return str(verdict)
     label = f"undecidable at {record['n_seeds']} seeds"

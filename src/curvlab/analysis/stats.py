@@ -28,7 +28,9 @@ over the family of claims tested together::
     inconclusive   otherwise (reported with mde_80, the smallest effect the study could see)
 
 A claim whose seeds cannot reach α (the floor of its test, Holm-adjusted over its family, at
-least α: :mod:`curvlab.analysis.decidability`) is ``undecidable`` whatever its numbers.
+least α: :mod:`curvlab.analysis.decidability`) is ``undecidable`` whatever its numbers; one
+whose phenomenon is absent at the study's scale (``testable`` False, with a ``reason``) is
+``not testable here`` (:data:`curvlab.analysis.claims.NOT_TESTABLE`) whatever its numbers.
 
 For a "no advantage" claim (equivalence within ±Δ)::
 
@@ -47,7 +49,7 @@ from scipy import optimize, stats
 
 from curvlab import arguments
 from curvlab.analysis import randomization
-from curvlab.analysis.claims import EMPIRICAL_VERDICTS
+from curvlab.analysis.claims import EMPIRICAL_VERDICTS, NOT_TESTABLE
 
 __all__ = [
     "bootstrap_interval",
@@ -331,9 +333,14 @@ def verdict_follows(record: Mapping, *, alpha: float = 0.05) -> bool:
     on ``ci_low``, ``ci_high`` and the record's adjusted ``p_holm`` where it has one (not
     None), else its ``p``.  A record that carries its floor (``p_floor_holm``, else
     ``p_floor``: the smallest p its test can reach at its seeds) is undecidable when that floor
-    is not below α, when it has no interval, or when it says ``decidable`` False.
+    is not below α, when it has no interval, or when it says ``decidable`` False.  A record
+    that says ``testable`` False is "not testable here" and must give its ``reason``; no other
+    record is.
 
     >>> verdict_follows({"ci_low": 0.1, "ci_high": 0.3, "p": 0.01, "verdict": "supported"})
+    True
+    >>> verdict_follows({"ci_low": 0.1, "ci_high": 0.3, "p": 0.01, "testable": False,
+    ...                  "reason": "no sink", "verdict": "not testable here"})
     True
     >>> verdict_follows({"ci_low": 0.1, "ci_high": 0.3, "p": 0.01, "p_holm": 0.09,
     ...                  "verdict": "supported"})
@@ -346,6 +353,8 @@ def verdict_follows(record: Mapping, *, alpha: float = 0.05) -> bool:
         raise ValueError(
             f"record: verdict must be one of {EMPIRICAL_VERDICTS}, got {record.get('verdict')!r}"
         )
+    if record.get("testable", True) is False:
+        return record["verdict"] == NOT_TESTABLE and bool(record.get("reason"))
     p = record["p_holm"] if record.get("p_holm") is not None else record["p"]
     floor = record.get("p_floor_holm")
     floor = record.get("p_floor") if floor is None else floor

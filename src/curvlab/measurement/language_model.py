@@ -7,6 +7,8 @@ What is here (shapes: B windows, T positions, d width, nh heads, L layers)::
                                                position 0 over heads, query positions t > 0
                                                and windows) and the largest activation max |h|
                                                after the block
+    uniform_sink(positions)                    the sink of a causal head that attends
+                                               uniformly: the mean of 1/(t + 1), t = 1 … T − 1
     context_slice_map(model, tokens)           u (2,) ↦ every layer's two sheets (:data:`SHEETS`)
                                                at the last position, stacked (2 L d,)
     context_slice_curvature(model, tokens, P)  ∫|K| dA of every sheet at P and at 2P
@@ -31,12 +33,19 @@ from __future__ import annotations
 
 import torch
 
+from curvlab import arguments
 from curvlab.geometry.curvature_integrals import curvature_density
 from curvlab.geometry.gauss_equation import jets
 from curvlab.measurement.slices import slice_map, triangle_nodes
 from curvlab.models.language_model import TransformerLanguageModel, curvature_copy
 
-__all__ = ["SHEETS", "context_slice_curvature", "context_slice_map", "layer_statistics"]
+__all__ = [
+    "SHEETS",
+    "context_slice_curvature",
+    "context_slice_map",
+    "layer_statistics",
+    "uniform_sink",
+]
 
 SHEETS: tuple[str, ...] = ("attention", "residual")
 """The two sheets per layer: the attention block's output and the residual stream after it."""
@@ -57,6 +66,18 @@ def layer_statistics(model: TransformerLanguageModel, tokens: torch.Tensor) -> d
         h = block(h)  # (B, T, d)
         largest.append(float(h.abs().max()))
     return {"sink": sink, "max_activation": largest}
+
+
+def uniform_sink(positions: int) -> float:
+    """The sink of :func:`layer_statistics` on ``positions`` (T >= 2) tokens for a causal head
+    that attends uniformly: query t puts 1/(t + 1) on position 0, averaged over t = 1 … T − 1.
+    A layer whose sink is at or below it has no preference for the first position.
+
+    >>> round(uniform_sink(3), 6)  # (1/2 + 1/3) / 2
+    0.416667
+    """
+    T = arguments.integer("positions", positions, 2)
+    return sum(1 / (t + 1) for t in range(1, T)) / (T - 1)
 
 
 def context_slice_map(model: TransformerLanguageModel, tokens: torch.Tensor):

@@ -11,15 +11,18 @@ nh heads, hs = d / nh head size, m the MLP width, L blocks)::
 
 A is the very layer of Parts I–II (:func:`curvlab.models.attention.build_attention` with
 ``causal=True``): per head, Y = softmax(QKᵀ/√hs + M) V with M_ts = −∞ for a key s after the
-query t, then Qiu et al.'s G1 hook, then W_O.  Head j owns channels j·hs … (j+1)·hs − 1 of Q,
-K, V and Y.  The gate reads X = LN₁(h), the query token's normalised hidden state, which is
-what the Q/K/V projections read (:data:`LANGUAGE_MODEL_VARIANTS`):
+query t, then the gate hook at Qiu et al.'s position G1, then W_O.  Head j owns channels
+j·hs … (j+1)·hs − 1 of Q, K, V and Y.  The gate reads X = LN₁(h), the query token's
+normalised hidden state, which is what the Q/K/V projections read.  Qiu et al.'s gate is
+Y' = Y ⊙ σ(X W_θ); ours adds a bias b_θ (W_θ and b_θ one ``nn.Linear``, with PyTorch's
+default initialisation, both uniform on ±1/√d), as in Parts I–II
+(:data:`LANGUAGE_MODEL_VARIANTS`):
 
 - ``ungated``: Y' = Y;
 - ``gated_headwise``: Y'_j = Y_j · σ(X W_θ + b_θ)_j, W_θ ∈ ℝ^{d×nh}, one scalar per head j;
 - ``gated_elementwise``: Y' = Y ⊙ σ(X W_θ + b_θ), W_θ ∈ ℝ^{d×d}, channel c gates channel c;
 - ``ablation``: Y' = Y + tanh(X W_θ + b_θ), W_θ ∈ ℝ^{d×d}: the elementwise gate's parameters,
-  the nonlinearity added instead of multiplied.
+  tanh in place of σ, its output added to Y instead of multiplying it.
 
 Parameters (:func:`language_model_parameter_count`; the tied head has none of its own)::
 
@@ -252,9 +255,14 @@ class ElementaryLayerNorm(nn.Module):
     weight + bias, the biased variance, as :class:`torch.nn.LayerNorm` computes it.
 
     Its second forward-mode derivatives are those of the formula; those of
-    :class:`torch.nn.LayerNorm` are not (in PyTorch 2.13, ``jacfwd(jacfwd(layer_norm))``
-    disagrees with ``jacrev(jacrev(layer_norm))``), and the curvature engine differentiates
-    forward twice.
+    :class:`torch.nn.LayerNorm` are not.  In the pinned PyTorch (2.13),
+    ``jacfwd(jacfwd(F.layer_norm))`` returns a wrong, non-symmetric Hessian, while
+    ``jacrev(jacrev(·))``, :func:`torch.func.hessian`, finite differences and this formula
+    agree: the nested forward mode differentiates layer_norm's first-order JVP rule with the
+    saved mean and rstd held constant (pytorch/pytorch#196700,
+    https://github.com/pytorch/pytorch/issues/196700).  The curvature engine differentiates
+    forward twice (:func:`curvlab.geometry.gauss_equation.jets`), so :func:`curvature_copy`
+    replaces every LayerNorm by this one.
 
     >>> norm = nn.LayerNorm(4).double()
     >>> x = torch.randn(3, 4, dtype=torch.float64)

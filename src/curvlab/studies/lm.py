@@ -52,9 +52,10 @@ G1 headwise − ungated and G1 elementwise − the additive control, signed so t
 effect is the predicted (or read) direction; p the exact sign-flip p (the t-test's beside it),
 Holm-adjusted over the whole family (:func:`curvlab.analysis.stats.holm`); the verdict by
 :func:`curvlab.analysis.stats.directional_verdict`, "undecidable" where the seeds cannot reach
-α (:func:`curvlab.analysis.decidability.family_decidability`; 5 seeds: p >= 0.0625).  A run's
-sink is its mean over layers, its largest activation the maximum over layers, its curvature
-the mean over layers.
+α (:func:`curvlab.analysis.decidability.family_decidability`; 5 seeds: p >= 0.0625), and
+"not testable here", with the reason, for a sink claim where neither variant has a sink
+(:func:`curvlab.analysis.language_model_claims.sink_reason`).  A run's sink is its mean over
+layers, its largest activation the maximum over layers, its curvature the mean over layers.
 
 ``python -m curvlab lm --out DIR`` writes DIR/runs.csv (one row per run), loss_curves.csv
 (every step of both trainings), claims.json and meta.json (configuration, corpus fingerprint,
@@ -277,7 +278,7 @@ def analyse_lm(config: dict, results: list, context: Context) -> StudyResult:
         for done in cells
         for row in done["convergence"]
     ]
-    claims = lm_claims(runs, config["depth"])
+    claims = lm_claims(runs, config["depth"], positions=config["context"])
     ratios = [r["convergence"] for r in convergence if r["convergence"] is not None]
     variants = config["variants"]
     meta = {
@@ -308,7 +309,7 @@ def analyse_lm(config: dict, results: list, context: Context) -> StudyResult:
 def report_lm(result: StudyResult) -> list[str]:
     """One line per claim: its name, verdict, effect and interval, Holm-adjusted p."""
     return [
-        f"{claim['claim']:>44} {claim['verdict']:>13}  effect {interval_text(claim, '+.4g')}"
+        f"{claim['claim']:>44} {claim['verdict']:>17}  effect {interval_text(claim, '+.4g')}"
         f"  p_holm {number_or_na(claim['p_holm'], '.3g')}"
         for claim in result.claims
     ]
