@@ -1,10 +1,13 @@
 """The real-data study's claims: the rule that turns its runs into verdicts
 (:mod:`curvlab.studies.realdata` runs the study).
 
-Per dataset: **E1** (log ∫|K| dA, gated − ungated, paired over seeds), **E2** (test accuracy,
-gated − ungated) on a dataset with a nonlinear boundary, or **E2-linear** (equivalence within
-the one-point margin, TOST) on a near-linear one, a dataset being near-linear when the
-protocol's logistic regression reaches the best model's mean test accuracy less the margin;
+Per dataset and per baseline (the plain ungated model, and the width-matched one: claims
+"-wide"): **E1** (log ∫|K| dA by the adaptive rule, gated − baseline, paired over seeds),
+**E2** (test accuracy, gated − baseline) on a dataset with a nonlinear boundary, or
+**E2-linear** (equivalence within the one-point margin, TOST) on a near-linear one, a dataset
+being near-linear when, on its training rows alone, a logistic regression's cross-validated
+accuracy reaches a nonlinear reference's (an RBF support vector machine) less the margin
+(:func:`near_linear_effect`: no test accuracy decides it);
 **E3** (curvature tracks accuracy within dataset × model: seed-cluster bootstrap and the
 permutation null of :mod:`curvlab.analysis.association`).  The directional claims are
 Holm-adjusted together; each verdict is "undecidable" where its seeds cannot reach α
@@ -24,12 +27,14 @@ ANALYSIS: dict = {
     "accuracy_margin": 0.01,
     "gated": "gated_elementwise",
     "baseline": "ungated",
+    "matched": "ungated_wide",
     "resamples": 2000,
     "permutations": 2000,
 }
-"""The analysis settings: level, the one-point margin (near-linear rule and E2-linear's
-equivalence margin), the pair of models compared, and E3's bootstrap resamples and
-permutations (both seeded with 0)."""
+"""The analysis settings: level, the one-point margin (near-linear rule and the equivalence
+margin), the gated model, the plain ungated baseline and its width-matched control (claims
+against it carry the suffix "-wide"), and E3's bootstrap resamples and permutations (both
+seeded with 0)."""
 
 PREDICTIONS: dict[str, str] = {
     "E1": "gated more curved than ungated (log ∫|K| dA higher)",
@@ -37,28 +42,39 @@ PREDICTIONS: dict[str, str] = {
     "E2-linear": "no accuracy difference beyond ±1 point on a near-linear boundary",
     "E3": "curvature tracks accuracy (positive within dataset × model)",
 }
-"""The paper's prediction beside each claim."""
+"""The paper's prediction beside each claim (a "-wide" claim: the same, against the
+width-matched ungated model)."""
 
 
-def _paired(runs, dataset, field, seeds, analysis):
-    def value(model, seed):
-        return next(
-            r[field]
-            for r in runs
-            if (r["dataset"], r["model"], r["seed"]) == (dataset, model, seed)
-        )
+def _value(runs, dataset, field, model, seed):
+    return next(
+        r[field] for r in runs if (r["dataset"], r["model"], r["seed"]) == (dataset, model, seed)
+    )
 
-    pairs = [(value(analysis["gated"], s), value(analysis["baseline"], s)) for s in seeds]
+
+def _paired(runs, dataset, field, seeds, gated, baseline):
+    pairs = [
+        (_value(runs, dataset, field, gated, s), _value(runs, dataset, field, baseline, s))
+        for s in seeds
+    ]
     pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
     return [a for a, _ in pairs], [b for _, b in pairs]
 
 
-def _claim(name, dataset, measure, record, **fields) -> dict:
+def _claim(kind, dataset, measure, record, *, suffix="", baseline, **fields) -> dict:
+    """A claim record; ``kind`` one of :data:`PREDICTIONS`, named with the baseline's
+    ``suffix`` ("E1-wide", "E2-wide-linear")."""
+    prediction = PREDICTIONS[kind]
+    if suffix:
+        prediction += " (against the width-matched ungated model)"
+    name = "E2" + suffix + "-linear" if kind == "E2-linear" else kind + suffix
     return {
         "claim": name,
+        "kind": kind,
         "dataset": dataset,
+        "baseline": baseline,
         "label": "exploratory",
-        "prediction": PREDICTIONS[name],
+        "prediction": prediction,
         "measure": measure,
         "effect": record["effect"],
         "ci_low": record["ci_low"],
@@ -68,58 +84,85 @@ def _claim(name, dataset, measure, record, **fields) -> dict:
         "n_seeds": record["n"],
         "mde_80": record.get("mde_80"),
         "margin": None,
+        "curvature_converged": None,
+        "trained_share": None,
         **fields,
     }
 
 
-def _near_linear(runs, logistic, dataset, analysis) -> dict:
-    means = {
-        m: float(
-            np.mean(
-                [r["test_accuracy"] for r in runs if (r["dataset"], r["model"]) == (dataset, m)]
-            )
-        )
-        for m in dict.fromkeys(r["model"] for r in runs if r["dataset"] == dataset)
-    }
-    best = max(means, key=means.get)
-    linear = float(np.mean([r["test_accuracy"] for r in logistic if r["dataset"] == dataset]))
+def _mean(values) -> float:
+    return float(np.mean(values))
+
+
+def near_linear_effect(runs, reference, dataset, analysis: dict = ANALYSIS) -> dict:
+    """One dataset's near-linear call from the training rows alone: near-linear when the
+    logistic regression's mean validation accuracy (stratified folds of each seed's training
+    rows, the mean over seeds) is at least the nonlinear reference's less the margin.  Beside
+    it, never used by the call: the logistic regression's and each model's mean test accuracy
+    and each model's share of runs that reached the training rule."""
+    rows = [r for r in reference if r["dataset"] == dataset]
+    linear = _mean([r["logistic_validation"] for r in rows])
+    nonlinear = _mean([r["reference_validation"] for r in rows])
+    models = dict.fromkeys(r["model"] for r in runs if r["dataset"] == dataset)
+
+    def of(model, field):
+        return [r[field] for r in runs if (r["dataset"], r["model"]) == (dataset, model)]
+
     return {
         "dataset": dataset,
-        "logistic_accuracy": linear,
-        "best_model": best,
-        "best_accuracy": means[best],
-        "gap": means[best] - linear,
+        "logistic_validation": linear,
+        "reference_validation": nonlinear,
+        "gap": nonlinear - linear,
         "margin": analysis["accuracy_margin"],
-        "near_linear": bool(linear >= means[best] - analysis["accuracy_margin"]),
-        **{f"accuracy_{m}": v for m, v in means.items()},
+        "near_linear": bool(linear >= nonlinear - analysis["accuracy_margin"]),
+        "logistic_test_accuracy": _mean([r["test_accuracy"] for r in rows]),
+        **{f"accuracy_{m}": _mean(of(m, "test_accuracy")) for m in models},
+        **{f"trained_share_{m}": _mean(of(m, "trained")) for m in models},
     }
 
 
-def analyse_realdata(runs, logistic, seeds, analysis: dict = ANALYSIS) -> tuple[list, list]:
-    """The protocol's effects (one row a dataset) and claims (module docstring) from the runs
-    and the logistic regression's rows."""
+def analyse_realdata(
+    runs, reference, seeds, convergence: dict, analysis: dict = ANALYSIS
+) -> tuple[list, list]:
+    """The near-linear effects (one row a dataset, :func:`near_linear_effect`) and the claims
+    (module docstring) from the runs, the near-linear rule's rows and each dataset's
+    convergence record (``convergence[dataset]["converged"]``, Part II's criterion on the
+    adaptive rule's two starts), which the curvature claims carry as ``curvature_converged``."""
     alpha, margin = analysis["alpha"], analysis["accuracy_margin"]
+    gated = analysis["gated"]
     effects, claims = [], []
     for dataset in dict.fromkeys(r["dataset"] for r in runs):
-        row = _near_linear(runs, logistic, dataset, analysis)
+        row = near_linear_effect(runs, reference, dataset, analysis)
         effects.append(row)
-        a, b = _paired(runs, dataset, "log_curvature_total_abs", seeds, analysis)
-        claims.append(
-            _claim("E1", dataset, "log ∫|K| dA", stats.paired_difference(a, b, alpha=alpha))
-        )
-        a, b = _paired(runs, dataset, "test_accuracy", seeds, analysis)
-        if row["near_linear"]:
-            tost = stats.equivalence_test(a, b, margin, alpha=alpha)
-            record = {
-                **tost,
-                "ci_low": tost["tost_low"],
-                "ci_high": tost["tost_high"],
-                "p": tost["p_tost"],
-            }
-            claims.append(_claim("E2-linear", dataset, "test accuracy", record, margin=margin))
-        else:
+        present = {r["model"] for r in runs if r["dataset"] == dataset}
+        converged = bool(convergence[dataset]["converged"])
+        for baseline, suffix in ((analysis["baseline"], ""), (analysis["matched"], "-wide")):
+            if baseline not in present:
+                continue
+            trained = _mean([row[f"trained_share_{gated}"], row[f"trained_share_{baseline}"]])
+            common = {"suffix": suffix, "baseline": baseline, "trained_share": trained}
+            a, b = _paired(runs, dataset, "log_curvature_total_abs", seeds, gated, baseline)
             record = stats.paired_difference(a, b, alpha=alpha)
-            claims.append(_claim("E2", dataset, "test accuracy", record))
+            claims.append(
+                _claim(
+                    "E1", dataset, "log ∫|K| dA", record, curvature_converged=converged, **common
+                )
+            )
+            a, b = _paired(runs, dataset, "test_accuracy", seeds, gated, baseline)
+            if row["near_linear"]:
+                tost = stats.equivalence_test(a, b, margin, alpha=alpha)
+                record = {
+                    **tost,
+                    "ci_low": tost["tost_low"],
+                    "ci_high": tost["tost_high"],
+                    "p": tost["p_tost"],
+                }
+                claims.append(
+                    _claim("E2-linear", dataset, "test accuracy", record, margin=margin, **common)
+                )
+            else:
+                record = stats.paired_difference(a, b, alpha=alpha)
+                claims.append(_claim("E2", dataset, "test accuracy", record, **common))
         options = {"tasks": [dataset], "curvature": "log_curvature_total_abs"}
         kept = [
             r for r in runs if r["dataset"] == dataset and r["log_curvature_total_abs"] is not None
@@ -141,6 +184,9 @@ def analyse_realdata(runs, logistic, seeds, analysis: dict = ANALYSIS) -> tuple[
                 dataset,
                 "within dataset × model r",
                 record,
+                baseline=None,
+                curvature_converged=converged,
+                trained_share=_mean([r["trained"] for r in kept]),
                 spearman_rho=within["spearman_rho"],
                 interval_reason=within["interval_reason"],
             )
@@ -148,11 +194,10 @@ def analyse_realdata(runs, logistic, seeds, analysis: dict = ANALYSIS) -> tuple[
     directional = [c for c in claims if c["margin"] is None]
     for claim, adjusted in zip(directional, stats.holm([c["p"] for c in directional]), strict=True):
         claim["p_holm"] = adjusted
-    tests = {"E1": "sign_flip", "E2": "sign_flip", "E2-linear": "sign_flip_tost"}
     family = [
-        {"test": tests.get(c["claim"], "permutation"), "n_seeds": c["n_seeds"],
+        {"test": _TESTS[c["kind"]], "n_seeds": c["n_seeds"],
          "family": "directional" if c["margin"] is None else None,
-         "permutations": analysis["permutations"], "cluster_interval": c["claim"] == "E3"}
+         "permutations": analysis["permutations"], "cluster_interval": c["kind"] == "E3"}
         for c in claims
     ]  # fmt: skip
     floors = decidability.family_decidability(family, alpha=alpha)
@@ -168,3 +213,6 @@ def analyse_realdata(runs, logistic, seeds, analysis: dict = ANALYSIS) -> tuple[
                 claim["p"], claim["ci_low"], claim["ci_high"], margin, **options
             )
     return effects, claims
+
+
+_TESTS = {"E1": "sign_flip", "E2": "sign_flip", "E2-linear": "sign_flip_tost", "E3": "permutation"}

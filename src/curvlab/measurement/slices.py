@@ -33,7 +33,8 @@ from torch import nn
 from torch.func import functional_call, vmap
 
 from curvlab import arguments
-from curvlab.geometry.gauss_equation import jets, surface_from_jets
+from curvlab.geometry.gauss_equation import jets
+from curvlab.measurement.sheets import sheet_from_jets
 from curvlab.models.ensemble import Ensemble
 
 __all__ = ["draw_triangles", "slice_curvature", "slice_jets", "slice_map", "triangle_nodes"]
@@ -87,12 +88,16 @@ class _Representation(nn.Module):
 
 
 def slice_jets(
-    ens: Ensemble, corners: torch.Tensor, nodes: torch.Tensor
+    ens: Ensemble, corners: torch.Tensor, nodes: torch.Tensor, *, chart=None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """J (E, M, N, d, 2) and H (E, M, N, d, 2, 2) of every member's sheet over each of its M
-    slices, at the N ``nodes`` (N, 2) of u; ``corners`` (E, M, 3, *input shape): member e's
-    triangles.  Forward-mode jets of the module itself (:func:`slice_map` of the pooled
-    representation under ``functional_call``), in the corners' dtype."""
+    slices, at the N ``nodes`` of u: (N, 2), the same for every slice, or (E, M, N, 2), each
+    slice its own; ``corners`` (E, M, 3, *input shape): member e's triangles.  With ``chart``
+    (a map of points (..., 2) to u, such as
+    :func:`curvlab.measurement.adaptive_slices.collapsed_map`), the sheet is
+    v ↦ r(s(chart(v))) and the nodes are points v.  Forward-mode jets of the module itself
+    (:func:`slice_map` of the pooled representation under ``functional_call``), in the
+    corners' dtype."""
     input_shape = tuple(ens.template.tokenizer.input_shape)
     if (
         not isinstance(corners, torch.Tensor)
@@ -103,41 +108,60 @@ def slice_jets(
         raise ValueError(
             f"corners: expected a tensor ({ens.size}, M, 3, {', '.join(map(str, input_shape))})"
         )
-    if not isinstance(nodes, torch.Tensor) or nodes.ndim != 2 or nodes.shape[1] != 2:
-        raise ValueError("nodes: expected a tensor (N, 2) of points u of the triangle")
+    shared = isinstance(nodes, torch.Tensor) and nodes.ndim == 2 and nodes.shape[1] == 2
+    own = (
+        isinstance(nodes, torch.Tensor)
+        and nodes.ndim == 4
+        and tuple(nodes.shape[:2]) == tuple(corners.shape[:2])
+        and nodes.shape[3] == 2
+    )
+    if not (shared or own):
+        raise ValueError(
+            f"nodes: expected a tensor (N, 2) of points u, or ({ens.size}, "
+            f"{corners.shape[1]}, N, 2), one set per slice"
+        )
     dtype = corners.dtype
     module = _Representation(ens.template)
     params = {"model." + k: v.detach().to(dtype) for k, v in ens.params.items()}
     buffers = {"model." + k: v.to(dtype) for k, v in ens.buffers.items()}
-    nodes = nodes.to(dtype)
+    nodes = nodes.detach().to(dtype)
 
-    def member(p, b, triangles):
+    def member(p, b, triangles, points):
         def represent(x):
             return functional_call(module, (p, b), (x[None],))[0]  # (d,)
 
-        def one(triangle):
-            return jets(slice_map(represent, triangle), nodes)
+        def one(triangle, at):
+            on_slice = slice_map(represent, triangle)
+            if chart is None:
+                return jets(on_slice, at)
+            return jets(lambda v: on_slice(chart(v)), at)
 
-        return vmap(one)(triangles)
+        if shared:
+            return vmap(one, in_dims=(0, None))(triangles, points)
+        return vmap(one)(triangles, points)
 
-    return vmap(member)(params, buffers, corners.detach())
+    if shared:
+        return vmap(member, in_dims=(0, 0, 0, None))(params, buffers, corners.detach(), nodes)
+    return vmap(member)(params, buffers, corners.detach(), nodes)
 
 
 def slice_curvature(ens: Ensemble, corners: torch.Tensor, resolution: int) -> dict:
-    """``curvature_total_abs`` (∫|K| dA), ``curvature_total`` (∫K dA) and ``sheet_area`` (∫dA)
-    of every member's sheet over each of its triangles by the midpoint rule on the
-    P-subdivision (P = ``resolution``): tensors (E, M), float64; and ``immersed_share``
-    (E, M), the share of nodes where the sheet is an immersion."""
+    """``curvature_total_abs`` (∫|K| dA), ``curvature_total`` (∫K dA), ``sheet_area`` (∫dA)
+    and ``curvature_capped`` (∫ min(|K|, 1/m) dA, m the median of √det g over the slice's nodes:
+    :func:`curvlab.measurement.sheets.sheet_from_jets`) of every member's sheet over each of its
+    triangles by the midpoint rule on the P-subdivision (P = ``resolution``): tensors (E, M),
+    float64; and ``immersed_share`` (E, M), the share of nodes where the sheet is an
+    immersion."""
     nodes, weight = triangle_nodes(resolution, dtype=corners.dtype)
     J, H = slice_jets(ens, corners, nodes)
-    surface = surface_from_jets(J, H)
-    K, dA = surface["K"], surface["volume_element"]  # (E, M, N)
-    return {
-        "curvature_total_abs": (weight * (K.abs() * dA).sum(dim=-1)).to(torch.float64),
-        "curvature_total": (weight * (K * dA).sum(dim=-1)).to(torch.float64),
-        "sheet_area": (weight * dA.sum(dim=-1)).to(torch.float64),
-        "immersed_share": surface["immersed"].to(torch.float64).mean(dim=-1),
+    weights = torch.full(J.shape[:3], weight, dtype=J.dtype, device=J.device)
+    sheet = sheet_from_jets(J, H, weights)  # (E, M)
+    out = {
+        name: sheet[name].to(torch.float64)
+        for name in ("curvature_total_abs", "curvature_total", "sheet_area", "curvature_capped")
     }
+    out["immersed_share"] = sheet["nodes"].to(torch.float64) / nodes.shape[0]
+    return out
 
 
 def draw_triangles(labels, count: int, seed) -> list[tuple[int, int, int]]:

@@ -10,8 +10,9 @@ nh heads, hs head size, d model width):
   attention weights.  Its inner width (of Q, K, V and Y) is ``d_attn``, by default
   ``d_model``; the width-matched ungated model raises it until its parameter count matches the
   elementwise gate's (:func:`matched_width`).
-- :class:`GatedSelfAttention`  Qiu et al.'s G1 gate: Y' = Y ⊙ σ(X W_θ + b_θ) right after the
-  attention and before W_O, X the (pre-norm) hidden state the Q/K/V projections read.
+- :class:`GatedSelfAttention`  a gate at Qiu et al.'s G1 position: Y' = Y ⊙ σ(X W_θ + b_θ)
+  right after the attention and before W_O, X the (pre-norm) hidden state the Q/K/V
+  projections read (Qiu et al. write Y ⊙ σ(X W_θ); the bias b_θ is this book's).
   ``gate="headwise"``: W_θ ∈ ℝ^{d×nh}, one scalar per head broadcast over its hs channels;
   ``gate="elementwise"``: W_θ ∈ ℝ^{d×d}, one gate per channel.
 - :class:`AdditiveSelfAttention`  the controls for "the gate helps": Y' = Y + φ(X W_θ + b_θ)
@@ -169,7 +170,8 @@ class SoftmaxSelfAttention(nn.Module):
 
 
 class GatedSelfAttention(SoftmaxSelfAttention):
-    """Gated attention at G1: Y' = Y ⊙ σ(X W_θ + b_θ), then W_O (Qiu et al. 2025).
+    """Gated attention at G1: Y' = Y ⊙ σ(X W_θ + b_θ), then W_O (the position of Qiu et al.
+    2025, whose gate σ(X W_θ) has no bias; b_θ is this book's).
 
     ``gate="headwise"``: one gate per head and token, W_θ ∈ ℝ^{d_in×nh};
     ``gate="elementwise"``: one gate per channel and token, W_θ ∈ ℝ^{d_in×d}.

@@ -188,22 +188,28 @@ def reproduce_config(scale: str = "small", **overrides) -> dict:
 
 _REALDATA = {
     "datasets": ["digits", "breast_cancer", "wine"],  # curvlab.data.realdata.DATASETS
-    "models": list(VARIANTS),
-    "seeds": list(range(4)),  # what the time budget leaves beside the quadrature (E3 needs 3)
-    "test_fraction": 0.25,
-    "d_model": 10,  # >= the widest token (breast cancer's w = 10): no projection below w
-    "n_heads": 2,
+    # the gate, the plain ungated model and the width-matched one (parameters within 2%)
+    "models": ["ungated", "ungated_wide", "gated_elementwise"],
+    "seeds": list(range(10)),  # a Holm family of 15 at the sign-flip floor 2 · 2⁻¹⁰: decidable
+    "test_fraction": 0.25,  # each seed its own stratified split: 10 repeated splits
+    "d_model": 12,  # >= the widest token (breast cancer's w = 10); one head: ungated_wide
+    "n_heads": 1,  # has 790 parameters against the gate's 793 (0.4%)
     "depth": 1,
     "pooling": "mean",
-    "epochs": 300,
+    "epochs": 600,  # the training rule: this budget, and a run is trained when it
+    "trained_accuracy": 0.99,  # fits its training rows to this accuracy (plateau beside it)
     "learning_rate": 0.01,
     "weight_decay": 1e-4,
     "schedule": "cosine",
     "backend": "einsum",  # the training pass (measured by the module either way)
     "triangles": 4,  # slices per run, drawn from the run's seed
-    "resolution": 16,  # P: ∫|K| dA by the centroid rule on P² sub-triangles
-    "resolution_check": 32,  # 2P on every run: the quadrature's convergence
-    "convergence_threshold": 0.05,  # Part II's: median and 90th percentile of |log(I_P/I_2P)|
+    "adaptive_resolution": 4,  # ∫|K| dA by Part II's adaptive rule from this base grid ...
+    "adaptive_resolution_check": 8,  # ... and from this one: its convergence on every run
+    "adaptive_tolerance": 0.1,  # the rule's relative tolerance (record 0015: why not 0.03)
+    "resolution": 8,  # P: the capped integrand by the centroid rule on P² sub-triangles
+    "resolution_check": 16,  # 2P on every run: the capped integrand's convergence
+    "convergence_threshold": 0.05,  # Part II's: median and 90th percentile of |log ratio|
+    "validation_folds": 5,  # the near-linear rule: stratified folds of the training rows
     "logistic_c": 1.0,
     "logistic_max_iter": 5000,
 }
@@ -212,21 +218,25 @@ REALDATA_SCALES: dict[str, dict] = {
     "small": dict(_REALDATA),
     "medium": {
         **_REALDATA,
-        "seeds": list(range(12)),
-        "d_model": 16,
-        "epochs": 600,
+        "models": list(VARIANTS),
+        "seeds": list(range(20)),
+        "d_model": 16,  # two heads: ungated_wide 1373 parameters against the gate's 1377
+        "n_heads": 2,
         "triangles": 8,
     },
 }
 """The real-data study's sizes (:mod:`curvlab.studies.realdata`): one run's settings plus
 the swept lists (datasets, models, seeds).
 
-The small scale integrates ∫|K| dA at P = 16 and checks it at 2P = 32 on every run, because
-|K| on a trained sheet lives in narrow spikes that a coarser subdivision hits or misses, with 4
-seeds to pay for it within the study's time budget; its convergence is reported as it comes
-out, converged or not, in ``meta["quadrature_convergence"]``, and ``medium`` prints its
-estimated time (:func:`curvlab.studies.realdata.estimated_seconds`) before it starts (the
-numbers: docs/decisions/0004-real-data-quadrature-and-seeds.md)."""
+The design is the study's second (docs/decisions/0015-real-data-design-2.md has the first's
+numbers and why each setting changed): ∫|K| dA by Part II's adaptive rule on the triangle
+(through the collapsed map, the triangle exactly its domain), from two base grids on every run;
+10 seeds, each its own stratified split, so that every claim of the Holm family can reach α;
+the width-matched ungated control beside the plain one; 600 epochs with the loss plateau
+reported as the training rule; the near-linear rule decided on the training rows alone.  To
+stay within five minutes the small scale trains three models (the gate and the two ungated
+controls); ``medium`` trains all five and prints its estimated time
+(:func:`curvlab.studies.realdata.estimated_seconds`) before it starts."""
 
 
 _LANGUAGE_MODEL = {
