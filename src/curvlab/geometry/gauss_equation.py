@@ -222,7 +222,8 @@ def row_jets(f_rows: Callable, points: torch.Tensor) -> tuple[torch.Tensor, torc
     H[a, b] for a ≤ b is ∂_b ∂_a f, and H[b, a] the same number.  On the study's trained
     classifiers it is faster than :func:`jets` for one member's points, the adaptive rule's
     calls (the timings: docs/decisions/0009-parallel-tests-and-faster-jets.md), and faster
-    again than the k(k+1)/2 pairs of directions stacked on the rows, each with its own f.  A
+    again than the k(k+1)/2 pairs of directions stacked on the rows, each with its own f
+    (docs/decisions/0014-batched-adaptive-integration.md).  A
     map whose rows interact (batch statistics) has no such row jets: its result here would be
     wrong, not refused.
     """
