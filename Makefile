@@ -188,9 +188,12 @@ test-browser: require-chromium book book-student
 	$(BIN)/python -m pytest tests/test_site.py -m browser --durations=10
 	$(BIN)/python -m pytest tests/test_site_student.py -m browser
 
-#   make bench         the curvature-engine benchmark (vmap against a Python loop)
+#   make bench         the curvature-engine benchmark (vmap against a Python loop), then a
+#                      confirmatory cell's adaptive integrals (one member at a time against all
+#                      at once; curvlab.studies.adaptive_benchmark)
 bench: $(STAMP)
 	$(BIN)/python -m curvlab.studies.engine_benchmark
+	$(BIN)/python -m curvlab adaptive-benchmark --no-progress
 
 #   make bench-book    time a clean `make book`, a no-change `make book` and a rebuild after a
 #                      one-chapter edit (tools.bench_build; BENCH_ARGS="--help" for options;

@@ -25,6 +25,7 @@ COMMANDS = (
     "poole",
     "lm",
     "ensemble-benchmark",
+    "adaptive-benchmark",
     "realdata",
 )
 

@@ -17,7 +17,7 @@ overrides of its settings; every study gets the common options, defined once
     --cache-dir DIR     the run cache ($CURVLAB_CACHE, else .curvlab-cache/)
     --refresh           recompute cached runs
     --jobs N            worker processes for the runs missing from the cache (one per core;
-                        not for poole and ensemble-benchmark, which compute in one process)
+                        not for poole and the benchmarks, which compute in one process)
     --no-progress       hide the progress bar
 
 A study that caches nothing (``caches``) has no ``--cache-dir`` or ``--refresh``, one that
@@ -28,7 +28,9 @@ claims.json with T1 to T5 and E1 to E3, correlations.json, meta.json and the fig
 (DIR/boundaries.csv: the trained models the chapters draw, cached), ``depth``
 (DIR/depth.csv), ``poole`` (DIR/poole.csv, Poole et al.'s random tanh anchor of the depth
 study), ``lm`` (the language-model study: DIR/runs.csv, loss_curves.csv, claims.json),
-``ensemble-benchmark`` (DIR/ensemble_benchmark.csv) and ``realdata`` (Part II's
+``ensemble-benchmark`` (DIR/ensemble_benchmark.csv), ``adaptive-benchmark``
+(DIR/adaptive_benchmark.csv: a confirmatory cell's adaptive integrals one member at a time
+and all at once) and ``realdata`` (Part II's
 models on scikit-learn's bundled datasets: DIR/runs.csv, effects.csv with the near-linear
 protocol, claims.json with E1, E2 or E2-linear and E3 per dataset); each also writes meta.json.
 
@@ -43,6 +45,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
+from curvlab.studies.adaptive_benchmark import ADAPTIVE_BENCHMARK
 from curvlab.studies.depth import DEPTH
 from curvlab.studies.drawn_models import BOUNDARIES
 from curvlab.studies.ensemble_benchmark import ENSEMBLE_BENCHMARK
@@ -69,6 +72,7 @@ STUDIES: dict[str, Study] = {
         POOLE,
         LM,
         ENSEMBLE_BENCHMARK,
+        ADAPTIVE_BENCHMARK,
         REALDATA,
     )
 }

@@ -391,7 +391,7 @@ def adaptive_midpoint(
             index.gather(1, pick.expand(-1, -1, 2)), level.gather(1, chosen)
         )
         new_value = tree["kid_value"].gather(1, pick[..., None].expand(-1, -1, 4, channels))
-        splits = split.sum(1)  # (A,): the first of each row's chosen cells
+        splits = split.sum(1)  # (A,): the cells each row splits, first among its chosen
         grand, grand_share = sample(new_index, new_level, rows, 4 * splits)  # (A, C, 4, 4[, c])
         # child 0 takes its parent's slot, children 1-3 are appended (invalid where not split)
         tree = {

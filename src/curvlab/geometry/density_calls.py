@@ -37,7 +37,8 @@ counts that are not multiples of 4); with whole blocks it does not."""
 
 CALL_POINTS = 16384
 """The most points (boxes × points per box) in one call.  The ensemble's jets per point are
-cheapest at a few thousand points a call and slower above (the caches)."""
+cheapest from a few thousand to a few ten thousand points a call, and slower above (the
+caches; docs/decisions/0014-batched-adaptive-integration.md)."""
 
 CALL_COST = 1024
 """What a call costs beyond its points, in points: the ensemble's jets take a fixed time of

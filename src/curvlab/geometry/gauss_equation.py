@@ -215,30 +215,30 @@ def row_jets(f_rows: Callable, points: torch.Tensor) -> tuple[torch.Tensor, torc
     """J (N, d, k) and H (N, d, k, k), H[n, i, a, b] = ∂_a ∂_b f^i at points[n], of a map that
     acts row by row: ``f_rows`` takes points (M, k) and returns (M, d) whose row m depends on
     the point in row m alone (a network on a batch of independent inputs).  The same numbers as
-    :func:`jets` of the one-point map, up to round-off, with no ``vmap`` over the points: for
-    each of the k(k+1)/2 pairs a ≤ b, a forward derivative along e_a inside one along e_b
-    gives J e_a and ∂_b ∂_a f; the pairs are stacked along the map's own batch axis, so one
-    call of ``f_rows`` on k(k+1)/2 · N rows carries them all.  On the study's trained
+    :func:`jets` of the one-point map, up to round-off, with no ``vmap`` over the points: a
+    forward derivative along e_b (every row) of the forward derivatives along every e_a, both
+    under ``vmap`` over the k directions, so that f itself is computed once, its first
+    derivatives once per direction, and one call of ``f_rows`` on the N rows carries them all;
+    H[a, b] for a ≤ b is ∂_b ∂_a f, and H[b, a] the same number.  On the study's trained
     classifiers it is faster than :func:`jets` for one member's points, the adaptive rule's
-    calls (the timings: docs/decisions/0009-parallel-tests-and-faster-jets.md).  A map whose
-    rows interact (batch statistics) has no such row jets: its result here would be wrong, not
-    refused.
+    calls (the timings: docs/decisions/0009-parallel-tests-and-faster-jets.md), and faster
+    again than the k(k+1)/2 pairs of directions stacked on the rows, each with its own f
+    (docs/decisions/0014-batched-adaptive-integration.md).  A
+    map whose rows interact (batch statistics) has no such row jets: its result here would be
+    wrong, not refused.
     """
     n, k = points.shape
-    pairs = [(a, b) for a in range(k) for b in range(a, k)]
     eye = torch.eye(k, dtype=points.dtype, device=points.device)
-    inner = eye[[a for a, _ in pairs]].repeat_interleave(n, dim=0)  # (P·N, k): e_a per row
-    outer = eye[[b for _, b in pairs]].repeat_interleave(n, dim=0)  # (P·N, k): e_b per row
-    rows = points.repeat(len(pairs), 1)  # (P·N, k)
+    directions = eye[:, None, :].expand(k, n, k)  # (k, N, k): e_a on every row
 
-    def along_inner(x):
-        return jvp(f_rows, (x,), (inner,))[1]
+    def along(x):  # (k, N, d): J e_a for every a
+        return vmap(lambda e: jvp(f_rows, (x,), (e,))[1])(directions)
 
-    first, second = jvp(along_inner, (rows,), (outer,))  # (P·N, d) each
-    first, second = first.unflatten(0, (len(pairs), n)), second.unflatten(0, (len(pairs), n))
-    jacobian = first[[pairs.index((a, a)) for a in range(k)]].permute(1, 2, 0)  # (N, d, k)
-    symmetric = [pairs.index((min(a, b), max(a, b))) for a in range(k) for b in range(k)]
-    hessian = second[symmetric].unflatten(0, (k, k)).permute(2, 3, 0, 1)  # (N, d, k, k)
+    first, second = vmap(lambda e: jvp(along, (points,), (e,)))(directions)  # (k_b, k_a, N, d)
+    jacobian = first[0].permute(1, 2, 0)  # (N, d, k): the value is the same for every e_b
+    outer = [[max(a, b) for b in range(k)] for a in range(k)]
+    inner = [[min(a, b) for b in range(k)] for a in range(k)]
+    hessian = second[outer, inner].permute(2, 3, 0, 1)  # (N, d, k, k): ∂_max ∂_min f
     return jacobian, hessian
 
 
@@ -286,17 +286,19 @@ def checked_jets(batch: PointBatch, chunk_size=None) -> tuple[torch.Tensor, torc
     return jacobian, hessian
 
 
-def normal_part(jacobian: torch.Tensor, hessian: torch.Tensor) -> torch.Tensor:
-    """II (N, k, k, d): (I − Q Qᵀ) H with J = Q R, the component of H normal to the tangents."""
-    q, _ = torch.linalg.qr(jacobian)  # (N, d, k)
+def normal_part(jacobian: torch.Tensor, hessian: torch.Tensor, q=None) -> torch.Tensor:
+    """II (N, k, k, d): (I − Q Qᵀ) H with J = Q R, the component of H normal to the tangents
+    (``q``: J's Q, when already known)."""
+    q = torch.linalg.qr(jacobian)[0] if q is None else q  # (N, d, k)
     tangential = torch.einsum("ndk,ndab->nkab", q, hessian)  # (N, k, k, k)
     normal = hessian - torch.einsum("ndk,nkab->ndab", q, tangential)  # (N, d, k, k)
     return normal.permute(0, 2, 3, 1)  # (N, k, k, d)
 
 
-def orthonormal_frame_form(jacobian: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
-    """II in an orthonormal tangent frame e_i = ∂_a W_ai (J W = Q, W = R⁻¹): (N, k, k, d)."""
-    _, upper = torch.linalg.qr(jacobian)  # (N, k, k)
+def orthonormal_frame_form(jacobian: torch.Tensor, second: torch.Tensor, upper=None):
+    """II in an orthonormal tangent frame e_i = ∂_a W_ai (J W = Q, W = R⁻¹): (N, k, k, d)
+    (``upper``: J's R, when already known)."""
+    upper = torch.linalg.qr(jacobian)[1] if upper is None else upper  # (N, k, k)
     eye = torch.eye(upper.shape[-1], dtype=upper.dtype, device=upper.device).expand_as(upper)
     inverse = torch.linalg.solve_triangular(upper, eye, upper=True)  # W (N, k, k)
     return torch.einsum("nai,nbj,nabx->nijx", inverse, inverse, second)
@@ -361,8 +363,9 @@ def surface_from_jets(
     # a stand-in tangent plane where J is degenerate, so that QR stays finite; masked below
     plane = torch.eye(d, 2, dtype=flat_j.dtype, device=flat_j.device)
     safe_j = torch.where(immersed[:, None, None], flat_j, plane)
-    second = normal_part(safe_j, flat_h)
-    K = gaussian_from_frame(orthonormal_frame_form(safe_j, second))
+    q, upper = torch.linalg.qr(safe_j)  # once, for the normal part and the frame
+    second = normal_part(safe_j, flat_h, q)
+    K = gaussian_from_frame(orthonormal_frame_form(safe_j, second, upper))
     volume = torch.sqrt(torch.linalg.det(safe_j.mT @ safe_j))
     zero = torch.zeros_like(K)
     return {

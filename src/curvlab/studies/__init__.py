@@ -16,7 +16,8 @@
   :mod:`~curvlab.studies.measure_checks`.
 - the reproduction's parts: :mod:`~curvlab.studies.cells` (one model's ensemble, trained
   and measured), :mod:`~curvlab.models.ensemble` (the vectorised ensemble) and its
-  benchmark :mod:`~curvlab.studies.ensemble_benchmark`, :mod:`~curvlab.models.convergence`,
+  benchmark :mod:`~curvlab.studies.ensemble_benchmark`, the adaptive integrals' benchmark
+  :mod:`~curvlab.studies.adaptive_benchmark`, :mod:`~curvlab.models.convergence`,
   :mod:`~curvlab.studies.pilot`, :mod:`~curvlab.studies.sweep`,
   :mod:`~curvlab.analysis.empirical` (claims and their verdicts),
   :mod:`~curvlab.plotting.tables` (the results in words, for the chapters),

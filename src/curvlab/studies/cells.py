@@ -191,14 +191,16 @@ def adaptive_members(
     return out
 
 
-def measure_members(ens, train_x, test_x, config: dict, *, check=(), final=False) -> list[dict]:
+def measure_members(
+    ens, train_x, test_x, config: dict, *, check=(), final=False, batched=True
+) -> list[dict]:
     """Per member: ∫|K| dA (None without immersed nodes), ∫K dA, the sheet's area, non-immersed
     nodes, the capped integral, ρ₀ and ρ⊥, all in float64 (the ensemble is not modified); for
     the members whose indices are in ``check``, when the config has a ``resolution_check``, also
     ∫|K| dA and the capped integral at that grid (``*_fine``, else None).  With ``final`` (the
     trained sheet, not the window's start), a config with an ``adaptive_resolution`` and a model
-    in its ``adaptive_models``: the adaptive ∫|K| dA (:func:`adaptive_members`), and on the
-    members in ``check`` the same from ``adaptive_resolution_check``."""
+    in its ``adaptive_models``: the adaptive ∫|K| dA (:func:`adaptive_members`, ``batched``),
+    and on the members in ``check`` the same from ``adaptive_resolution_check``."""
     ens = ens.with_params({k: v.double() for k, v in ens.params.items()})
     ens.buffers = {k: v.double() for k, v in ens.buffers.items()}
     nodes, weights = quadrature_grid(train_x.double(), config, config["resolution"])
@@ -217,10 +219,12 @@ def measure_members(ens, train_x, test_x, config: dict, *, check=(), final=False
     if final and config.get("adaptive_resolution") and config["model"] in config["adaptive_models"]:
         points = train_x.double()
         adaptive = adaptive_members(
-            ens, points, config, range(ens.size), config["adaptive_resolution"]
+            ens, points, config, range(ens.size), config["adaptive_resolution"], batched=batched
         )
         check_resolution = config["adaptive_resolution_check"]
-        adaptive_check = adaptive_members(ens, points, config, check, check_resolution)
+        adaptive_check = adaptive_members(
+            ens, points, config, check, check_resolution, batched=batched
+        )
     points = test_x.double()[:, : config["rho_points"]]
     generator = torch.Generator().manual_seed(0)
     shape = (*points.shape[:2], config["rho_directions"], 2)  # (E, N, directions, 2)

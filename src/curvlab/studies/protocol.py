@@ -4,7 +4,8 @@ A study's **scales** (``"small"``, ``"medium"``, ...) are flat dicts of one run'
 the lists the study sweeps; they all live here, so that what each study runs is read in one
 place: :data:`REPRODUCTION_SCALES` (Part II: the reproduction, and the pilot, the sweep and
 the drawn models built on it, configured by :func:`reproduce_config`), :data:`DEPTH_SCALES`,
-:data:`POOLE_SCALES`, :data:`ENSEMBLE_BENCHMARK_SCALES`, :data:`REALDATA_SCALES` and
+:data:`POOLE_SCALES`, :data:`ENSEMBLE_BENCHMARK_SCALES`,
+:data:`ADAPTIVE_BENCHMARK_SCALES`, :data:`REALDATA_SCALES` and
 :data:`LM_SCALES` (with the fingerprint of the corpus it was written for).
 :func:`study_config` copies one scale, applies overrides (unknown keys are refused) and checks
 the settings the study names: lists of names drawn from a fixed set (tasks, models, regimes),
@@ -25,6 +26,7 @@ from curvlab.models.attention import VARIANTS
 from curvlab.models.language_model import LANGUAGE_MODEL_VARIANTS
 
 __all__ = [
+    "ADAPTIVE_BENCHMARK_SCALES",
     "DEPTH_MODELS",
     "DEPTH_SCALES",
     "ENSEMBLE_BENCHMARK_SCALES",
@@ -380,3 +382,16 @@ ENSEMBLE_BENCHMARK_SCALES: dict[str, dict] = {
 }
 """The ensemble benchmark's size (:mod:`curvlab.studies.ensemble_benchmark`): ``seeds``
 classifiers of one ``variant`` trained three ways on one task."""
+
+ADAPTIVE_BENCHMARK_SCALES: dict[str, dict] = {
+    "small": {
+        "task": "xor",
+        "model": "gated_elementwise",
+        "seeds": 16,
+        "repeats": 2,
+        "settings": {},
+    }
+}
+"""The adaptive benchmark's size (:mod:`curvlab.studies.adaptive_benchmark`): one confirmatory
+cell, the plan's first ``seeds`` fresh seeds of one ``task`` and ``model``, each way timed
+``repeats`` times; ``settings`` override the cell's configuration (empty: the plan's)."""
