@@ -238,6 +238,35 @@ def test_the_measures_equal_a_hand_written_forward_pass():
         assert measured["max_activation"][layer] == pytest.approx(float(h.abs().max()))
 
 
+@torch.no_grad()
+@pytest.mark.parametrize("variant", ["gated_headwise", "gated_elementwise"])
+def test_the_gate_scores_are_the_sigmoid_of_the_gate_on_the_normed_input(variant):
+    """A gate's mean score and its share below 0.1, by hand; a gate whose bias shuts it reads
+    as all closed, and a layer without a gate has none."""
+    model = _tiny_model(variant, seed=6)
+    tokens = torch.randint(11, (2, 6), generator=torch.Generator().manual_seed(3))
+    measured = measures.layer_statistics(model, tokens)
+    h = model.embed(tokens)
+    for layer, block in enumerate(model.blocks):
+        x = torch.nn.functional.layer_norm(
+            h, (8,), block.attention_block.norm.weight, block.attention_block.norm.bias
+        )
+        scores = torch.sigmoid(x @ block.attention.gate.weight.T + block.attention.gate.bias)
+        assert scores.shape[-1] == (2 if variant == "gated_headwise" else 8)
+        assert measured["gate_mean"][layer] == pytest.approx(float(scores.mean()), rel=1e-6)
+        share = float((scores < measures.SPARSE_GATE).double().mean())
+        assert measured["gate_sparse"][layer] == pytest.approx(share)
+        h = block(h)
+    for block in model.blocks:
+        block.attention.gate.bias.fill_(-50.0)
+        block.attention.gate.weight.zero_()
+    shut = measures.layer_statistics(model, tokens)
+    assert shut["gate_sparse"] == [1.0, 1.0] and max(shut["gate_mean"]) < 1e-20
+    for variant in ("ungated", "ablation"):
+        plain = measures.layer_statistics(_tiny_model(variant), tokens)
+        assert plain["gate_mean"] == [None, None] == plain["gate_sparse"]
+
+
 def test_the_slice_curvature_agrees_with_finite_differences():
     model = curvature_copy(_tiny_model("gated_elementwise", seed=3))
     tokens = torch.randint(11, (3, 6), generator=torch.Generator().manual_seed(5))

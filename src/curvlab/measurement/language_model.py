@@ -5,8 +5,9 @@ What is here (shapes: B windows, T positions, d width, nh heads, L layers)::
 
     layer_statistics(model, tokens)            per layer: the attention sink (mean weight on
                                                position 0 over heads, query positions t > 0
-                                               and windows) and the largest activation max |h|
-                                               after the block
+                                               and windows), the largest activation max |h|
+                                               after the block, and a gate's scores: their
+                                               mean and the share below SPARSE_GATE
     uniform_sink(positions)                    the sink of a causal head that attends
                                                uniformly: the mean of 1/(t + 1), t = 1 … T − 1
     context_slice_map(model, tokens)           u (2,) ↦ every layer's two sheets (:data:`SHEETS`)
@@ -41,11 +42,16 @@ from curvlab.models.language_model import TransformerLanguageModel, curvature_co
 
 __all__ = [
     "SHEETS",
+    "SPARSE_GATE",
     "context_slice_curvature",
     "context_slice_map",
     "layer_statistics",
     "uniform_sink",
 ]
+
+SPARSE_GATE = 0.1
+"""A gate score below this counts as (nearly) closed in ``gate_sparse``: the sparsity Qiu et
+al. report of their gates' scores."""
 
 SHEETS: tuple[str, ...] = ("attention", "residual")
 """The two sheets per layer: the attention block's output and the residual stream after it."""
@@ -54,18 +60,30 @@ SHEETS: tuple[str, ...] = ("attention", "residual")
 @torch.no_grad()
 def layer_statistics(model: TransformerLanguageModel, tokens: torch.Tensor) -> dict:
     """Per layer on ``tokens`` (B, T), T >= 2: ``sink`` (mean attention on position 0 over
-    heads, query positions t > 0 and windows) and ``max_activation`` (max |h| of the residual
-    stream after the block); lists of floats, one per layer."""
+    heads, query positions t > 0 and windows), ``max_activation`` (max |h| of the residual
+    stream after the block), and for a gated layer its gate scores σ(X W_θ + b_θ) over every
+    window, position and gate: ``gate_mean`` (their mean) and ``gate_sparse`` (the share below
+    :data:`SPARSE_GATE`), None for a layer without a gate; lists, one entry per layer."""
     if tokens.ndim != 2 or tokens.shape[1] < 2:
         raise ValueError(f"tokens: expected (B, T) with T >= 2, got shape {tuple(tokens.shape)}")
     h = model.embed(tokens)  # (B, T, d)
-    sink, largest = [], []
+    sink, largest, gate_mean, gate_sparse = [], [], [], []
     for block in model.blocks:
         weights = block.attention_weights(h)  # (B, nh, T, T)
         sink.append(float(weights[:, :, 1:, 0].mean()))
+        scores = block.gate_scores(h)  # (B, T, nh or d) or None
+        gate_mean.append(None if scores is None else float(scores.mean()))
+        gate_sparse.append(
+            None if scores is None else float((scores < SPARSE_GATE).double().mean())
+        )
         h = block(h)  # (B, T, d)
         largest.append(float(h.abs().max()))
-    return {"sink": sink, "max_activation": largest}
+    return {
+        "sink": sink,
+        "max_activation": largest,
+        "gate_mean": gate_mean,
+        "gate_sparse": gate_sparse,
+    }
 
 
 def uniform_sink(positions: int) -> float:

@@ -188,6 +188,11 @@ class GatedSelfAttention(SoftmaxSelfAttention):
         self.gate_kind = gate
         self.gate = nn.Linear(self.d_in, n_heads if gate == "headwise" else d_model)
 
+    def gate_scores(self, x: torch.Tensor) -> torch.Tensor:
+        """The gate's values σ(X W_θ + b_θ) on the hidden states x (B, T, d_in): (B, T, nh)
+        headwise, (B, T, d) elementwise, each in (0, 1) (Qiu et al.'s gate scores)."""
+        return torch.sigmoid(self.gate(x))
+
     def modulate(self, y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         scores = self.gate(x)  # (B, T, nh) or (B, T, d)
         if self.gate_kind == "headwise":

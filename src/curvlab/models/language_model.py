@@ -138,6 +138,13 @@ class DecoderBlock(nn.Module):
         its attention layer's weights on LN₁(h) (rows: queries, columns: keys)."""
         return self.attention.attention_weights(self.attention_block.norm(h))
 
+    def gate_scores(self, h: torch.Tensor) -> torch.Tensor | None:
+        """The gate's scores on the block's input h (B, T, d): its attention layer's
+        ``gate_scores`` of LN₁(h), or None for a layer without a multiplicative gate."""
+        if not hasattr(self.attention, "gate_scores"):
+            return None
+        return self.attention.gate_scores(self.attention_block.norm(h))
+
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         h = self.attention_block(h)  # (B, T, d): h + A(LN₁(h))
         return h + self.mlp(self.norm_mlp(h))  # (B, T, d)

@@ -16,6 +16,9 @@ over a few seeds, and each run is measured (one cached cell per variant and seed
     attention sink         per layer, the attention weight on position 0 averaged over heads,
                            query positions t > 0 and the validation windows
     largest activation     per layer, max |h| over the residual stream after the block
+    gate scores            per layer of a gated variant, the mean of σ(X W_θ + b_θ) over
+                           the validation windows, positions and gates, and the share
+                           below 0.1 (the sparsity Qiu et al. report); None without a gate
     curvature              per layer, ∫|K| dA of two sheets over a 2-D input slice (below)
 
 Training: AdamW (betas 0.9, 0.95), a linear warm-up over ``warmup_steps``, then cosine decay
@@ -237,6 +240,8 @@ def measure_lm_cell(config: dict) -> dict:
     for layer in range(config["depth"]):
         run[f"sink_layer{layer + 1}"] = layers["sink"][layer]
         run[f"max_activation_layer{layer + 1}"] = layers["max_activation"][layer]
+        run[f"gate_mean_layer{layer + 1}"] = layers["gate_mean"][layer]
+        run[f"gate_sparse_layer{layer + 1}"] = layers["gate_sparse"][layer]
         for sheet in SHEETS:
             values = curvature[(layer, sheet)]
             run[f"curvature_{sheet}_layer{layer + 1}"] = sum(values) / len(values)
