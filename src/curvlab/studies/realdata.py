@@ -126,8 +126,10 @@ on one core with the small scale's settings."""
 _SECONDS_PER_EVALUATION = 1.5e-4
 """Curvature: CPU seconds per evaluation of a slice sheet's jets at d_model = 12."""
 
-_EVALUATIONS_PER_TRIANGLE = 2500
-"""The adaptive rule's evaluations per triangle and start, a typical trained sheet's."""
+_EVALUATIONS_PER_TRIANGLE = 450
+"""The adaptive rule's evaluations per triangle and start on a trained sheet at the small
+scale's tolerance (a median of 1728 per run of 4 triangles, record
+docs/decisions/0015-real-data-design-2.md)."""
 
 
 def estimated_seconds(config: dict) -> float:
